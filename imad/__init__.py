@@ -1,0 +1,35 @@
+"""imad: a trainable debate router for LLM pipelines.
+
+Public names are imported lazily (PEP 562) so `import imad` loads no model, spaCy pipeline or
+network client.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Question": "imad.question",
+    "TaskType": "imad.question",
+    "CritiqueResponse": "imad.critique.schema",
+    "SelfCritique": "imad.critique.call",
+    "ChatRequest": "imad.llm.types",
+    "ChatResponse": "imad.llm.types",
+    "Message": "imad.llm.types",
+    "OpenAICompatibleChat": "imad.llm.openai_http",
+    "LocalGGUFChat": "imad.llm.local_gguf",
+    "CachedChat": "imad.llm.cache",
+    "chat_model_from_spec": "imad.llm.spec",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'imad' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

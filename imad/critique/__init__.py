@@ -1,0 +1,6 @@
+"""The structured self-critique call: prompts, schema, parser, canonical answers (SPEC §3)."""
+
+from imad.critique.canonical import answers_match, canonicalise
+from imad.critique.schema import CritiqueResponse, response_schema
+
+__all__ = ["CritiqueResponse", "answers_match", "canonicalise", "response_schema"]

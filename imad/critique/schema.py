@@ -1,0 +1,89 @@
+"""The structured self-critique response (SPEC §3) and its JSON schema.
+
+`CritiqueResponse` is what one self-critique call yields once parsed: the initial answer and
+reasoning, the strongest argument for an alternative, the alternative, the final answer, and
+two confidences in [0, 1]. The JSON schema constrains decoding on back-ends that support it;
+for multiple-choice and yes/no/maybe questions the answer fields are enums, so even a tiny model
+can only name a valid option.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from imad.question import Question, TaskType
+
+FIELDS = (
+    "initial_answer",
+    "initial_reasoning",
+    "critique",
+    "alternative_answer",
+    "final_answer",
+    "confidence_initial",
+    "confidence_critique",
+)
+TEXT_FIELDS = FIELDS[:5]
+CONFIDENCE_FIELDS = FIELDS[5:]
+
+
+@dataclass(frozen=True)
+class CritiqueResponse:
+    """A parsed self-critique. Answers are canonical for the question's task type."""
+
+    initial_answer: str
+    initial_reasoning: str
+    critique: str
+    alternative_answer: str
+    final_answer: str
+    confidence_initial: float
+    confidence_critique: float
+
+    @property
+    def answer_changed(self) -> bool:
+        return self.final_answer != self.initial_answer
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CritiqueResponse:
+        return cls(**{name: data[name] for name in FIELDS})
+
+
+def _answer_schema(question: Question) -> dict[str, Any]:
+    options = question.answer_options
+    if options:
+        return {"type": "string", "enum": list(options)}
+    if question.task_type is TaskType.NUMERIC:
+        return {"type": "string", "pattern": r"^-?[0-9][0-9,]*(\.[0-9]+)?$", "maxLength": 24}
+    return {"type": "string", "minLength": 1, "maxLength": 80}
+
+
+def response_schema(question: Question, max_text_chars: int = 400,
+                    min_text_chars: int = 30) -> dict[str, Any]:
+    """The JSON schema of a self-critique answer to `question`.
+
+    Text fields carry a `maxLength` so a constrained model cannot ramble into the token limit,
+    and a `minLength` of about a sentence so it cannot answer the reasoning with one word;
+    confidences are integers 0–100, the scale small models fill in most reliably (the parser
+    maps them to [0, 1]).
+    """
+    answer = _answer_schema(question)
+    text = {"type": "string", "minLength": min_text_chars, "maxLength": max_text_chars}
+    confidence = {"type": "integer", "minimum": 0, "maximum": 100}
+    properties = {
+        "initial_answer": answer,
+        "initial_reasoning": text,
+        "critique": text,
+        "alternative_answer": answer,
+        "final_answer": answer,
+        "confidence_initial": confidence,
+        "confidence_critique": confidence,
+    }
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(FIELDS),
+        "additionalProperties": False,
+    }

@@ -1,0 +1,160 @@
+"""Every exception imad raises on purpose, in one place.
+
+Each error says what was wrong and, where there is one, what to do about it. Errors that
+concern an LLM response carry that response (or its raw text), so nothing is lost when a call
+fails half-way: the caller can log it, retry, or escalate.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from imad.llm.types import ChatResponse
+
+
+class ImadError(Exception):
+    """Base class of every error raised by imad on purpose."""
+
+
+class ConfigError(ImadError, ValueError):
+    """A configuration value (dataclass field, CLI flag, spec string) is invalid."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class MissingDependencyError(ImadError, ImportError):
+    """An optional package is needed for this feature; the message names the install command."""
+
+    def __init__(self, package: str, install: str, purpose: str) -> None:
+        super().__init__(f"{purpose} needs the package {package!r}. Install it with: {install}")
+        self.package = package
+        self.install = install
+
+
+class InvalidQuestionError(ImadError, ValueError):
+    """A question is empty, too long, or its choices do not fit its task type."""
+
+
+# --- LLM back-ends -------------------------------------------------------------------------
+
+
+class LLMError(ImadError):
+    """A chat-model call failed. `retryable` tells whether the same call may succeed later."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, model: str | None = None, status: int | None = None,
+                 body: str | None = None) -> None:
+        super().__init__(message)
+        self.model = model
+        self.status = status
+        self.body = body
+
+
+class LLMAuthError(LLMError):
+    """The server refused the credentials (HTTP 401/403)."""
+
+
+class LLMBadRequestError(LLMError):
+    """The server rejected the request itself (HTTP 400/404/422): retrying will not help."""
+
+
+class LLMRateLimitError(LLMError):
+    """HTTP 429 after all retries; `retry_after` is the server's last hint in seconds."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class LLMServerError(LLMError):
+    """HTTP 5xx after all retries."""
+
+    retryable = True
+
+
+class LLMTimeoutError(LLMError):
+    """No complete answer within the configured timeout, after all retries."""
+
+    retryable = True
+
+
+class LLMConnectionError(LLMError):
+    """The server could not be reached or dropped the connection, after all retries."""
+
+    retryable = True
+
+
+class LLMMalformedResponseError(LLMError):
+    """The server answered 2xx with a body that is not a chat completion."""
+
+
+class TruncatedResponseError(LLMError):
+    """The model stopped at the token limit (finish_reason == "length").
+
+    The partial response is kept in `response`: it is reported, never repaired silently.
+    """
+
+    def __init__(self, response: ChatResponse) -> None:
+        super().__init__(
+            f"model {response.model!r} hit the token limit after {response.completion_tokens} "
+            "completion tokens; raise max_tokens or shorten the prompt",
+            model=response.model,
+        )
+        self.response = response
+
+
+class ReplayMissError(LLMError):
+    """A replay-only cache had no recorded response for this request."""
+
+    def __init__(self, key: str, cache_path: str) -> None:
+        super().__init__(
+            f"no recorded response for request {key[:16]}… in {cache_path} (replay-only mode); "
+            "record it first with mode='record'"
+        )
+        self.key = key
+        self.cache_path = cache_path
+
+
+class ModelFileError(LLMError, FileNotFoundError):
+    """A GGUF model file is missing or unreadable."""
+
+
+# --- Self-critique ---------------------------------------------------------------------------
+
+
+class CritiqueParseError(ImadError, ValueError):
+    """A self-critique response could not be parsed. Carries the raw text and the reason."""
+
+    def __init__(self, reason: str, raw_text: str) -> None:
+        preview = raw_text[:200].replace("\n", "\\n")
+        super().__init__(f"unparseable self-critique response: {reason} (raw text starts: {preview!r})")
+        self.reason = reason
+        self.raw_text = raw_text
+
+
+# --- Features, router, checkpoints ---------------------------------------------------------------
+
+
+class FeatureError(ImadError, ValueError):
+    """Features could not be computed (wrong input type, wrong vector shape)."""
+
+
+class CheckpointError(ImadError):
+    """A router checkpoint is missing, corrupt or does not match this version of imad."""
+
+
+# --- Debate --------------------------------------------------------------------------------------
+
+
+class DebateError(ImadError):
+    """A debate could not run (no options, no agents, every agent failed)."""
+
+
+class DatasetError(ImadError, ValueError):
+    """A dataset file is missing or a record in it is malformed (the message names file and line)."""

@@ -1,0 +1,5 @@
+"""LLM back-ends behind one chat protocol (SPEC §9)."""
+
+from imad.llm.types import ChatModel, ChatRequest, ChatResponse, Message, TokenLogprob, user_prompt
+
+__all__ = ["ChatModel", "ChatRequest", "ChatResponse", "Message", "TokenLogprob", "user_prompt"]

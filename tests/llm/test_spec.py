@@ -1,0 +1,29 @@
+import pytest
+
+from imad.errors import ConfigError
+from imad.llm.cache import CachedChat
+from imad.llm.openai_http import OpenAICompatibleChat
+from imad.llm.spec import chat_model_from_spec
+
+
+def test_openai_spec_with_url_and_options():
+    model = chat_model_from_spec("openai:qwen2@http://127.0.0.1:8000/v1?structured_output=guided_json&timeout=5")
+    assert isinstance(model, OpenAICompatibleChat)
+    assert (model.model, model.base_url, model.structured_output, model.timeout) == (
+        "qwen2", "http://127.0.0.1:8000/v1", "guided_json", 5)
+
+
+def test_cached_spec_wraps(tmp_path):
+    model = chat_model_from_spec(f"cached:{tmp_path}/calls.sqlite::openai:m@http://127.0.0.1:1/v1")
+    assert isinstance(model, CachedChat)
+    assert model.model_id == "m"
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("banana", "unknown back-end"), ("openai:", "needs a model name"), ("gguf:", "needs a path"),
+    ("local:x", "takes no argument"), ("openai:m@http://h/v1?colour=red", "bad option"),
+    ("cached:::local", "cached:PATH::SPEC"), ("gguf:/no/such/model.gguf", "not found"),
+])
+def test_bad_specs(spec, message):
+    with pytest.raises((ConfigError, FileNotFoundError), match=message):
+        chat_model_from_spec(spec)

@@ -1,0 +1,195 @@
+"""Build the training corpus: self-critique answers, labelled, appended to disk (SPEC §6).
+
+    python -m training.corpus --dataset pubmedqa --llm local
+    python -m training.corpus --dataset gqa --limit 1000 --llm openai:qwen@http://127.0.0.1:8000/v1
+
+Each answered question is appended to `corpus/<model>/<dataset>.jsonl` as soon as it is done
+(see `training.corpus_store`), so a crash, SIGKILL or Ctrl-C loses at most the in-flight question
+and a rerun of the same command skips everything already there. Question order is a seeded
+permutation of the dataset, so `--limit` takes a stable, representative sample and a resumed run
+continues the same sample. Label: 1 ⇔ the kept single-agent answer (`final_answer`) equals the
+gold answer canonically; parse failures and truncations are stored with label None.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from imad.critique.call import CritiqueResult, SelfCritique
+from imad.critique.canonical import answers_match
+from imad.llm.spec import chat_model_from_spec
+from imad.question import Question
+from training.corpus_store import CorpusRecord, append_record, completed_ids, repair_torn_tail
+from training.data import load_questions
+
+DEFAULT_CORPUS_DIR = Path("corpus")
+
+
+def model_slug(model_id: str) -> str:
+    """A folder name for a model id: lower case, [a-z0-9._-] only."""
+    return re.sub(r"[^a-z0-9._-]+", "-", model_id.lower()).strip("-") or "model"
+
+
+def order_questions(questions: Sequence[Question], seed: int | None) -> list[Question]:
+    """A seeded permutation (stable across runs), or file order when `seed` is None."""
+    ordered = list(questions)
+    if seed is not None:
+        random.Random(seed).shuffle(ordered)
+    return ordered
+
+
+def make_record(result: CritiqueResult, critique: SelfCritique) -> CorpusRecord:
+    question = result.question
+    label = None
+    if result.ok:
+        label = int(answers_match(result.response.final_answer, question.gold,
+                                  question.task_type, question.choices))
+    stored_question = {k: v for k, v in question.to_dict().items() if k != "context"}
+    return CorpusRecord(
+        question_id=question.id, dataset=question.dataset, question=stored_question,
+        prompt_version=result.prompt_version, model_id=result.model_id,
+        decoding=critique.decoding_params(), confidence_source=result.confidence_source,
+        raw_response=result.raw_text, parsed=result.response.to_dict() if result.ok else None,
+        parse_error=None if result.ok else f"{result.status}: {result.error}", gold=question.gold,
+        label=label, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+        finish_reason=result.finish_reason, latency_s=round(result.latency_s, 4),
+        mode=str(question.metadata.get("mode", "image" if question.image_path else "text")),
+        extra={"answer_probabilities": result.answer_probabilities,
+               "context_chars": len(question.context)},
+    )
+
+
+@dataclass
+class CorpusSummary:
+    """Running totals printed at the end of a run."""
+
+    answered: int = 0
+    parsed: int = 0
+    correct: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def add(self, record: CorpusRecord) -> None:
+        self.answered += 1
+        self.prompt_tokens += record.prompt_tokens
+        self.completion_tokens += record.completion_tokens
+        if record.label is None:
+            status = (record.parse_error or "unknown").split(":", 1)[0]
+            self.failures[status] = self.failures.get(status, 0) + 1
+        else:
+            self.parsed += 1
+            self.correct += record.label
+
+    def lines(self) -> list[str]:
+        accuracy = self.correct / self.parsed if self.parsed else 0.0
+        failed = self.answered - self.parsed
+        return [
+            f"answered {self.answered}, parsed {self.parsed}, failed {failed} "
+            f"({failed / max(self.answered, 1):.1%}: {self.failures or 'none'})",
+            f"accuracy of kept answers {accuracy:.1%} ({self.correct}/{self.parsed})",
+            f"tokens: {self.prompt_tokens:,} prompt + {self.completion_tokens:,} completion",
+        ]
+
+
+def build_corpus(questions: Sequence[Question], critique: SelfCritique, path: Path, *,
+                 workers: int = 1, progress: bool = True,
+                 on_record: Callable[[CorpusRecord], None] | None = None) -> CorpusSummary:
+    """Answer every question not yet in `path` and append its record; return this run's totals."""
+    if repair_torn_tail(path):
+        print(f"note: cut a partial last line left by a crash in {path}", file=sys.stderr)
+    done = completed_ids(path)
+    todo = [q for q in questions if q.id not in done]
+    summary = CorpusSummary()
+    bar = _progress(len(todo), len(done), path.name, progress)
+    try:
+        for result in _answers(todo, critique, workers):
+            record = make_record(result, critique)
+            append_record(path, record)
+            summary.add(record)
+            if on_record:
+                on_record(record)
+            bar.update(1)
+            bar.set_postfix(acc=f"{summary.correct / max(summary.parsed, 1):.2f}",
+                            failed=summary.answered - summary.parsed)
+    finally:
+        bar.close()
+    return summary
+
+
+def _answers(questions: Sequence[Question], critique: SelfCritique, workers: int) -> Iterable[CritiqueResult]:
+    if workers <= 1:
+        for question in questions:
+            yield critique.run(question)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(critique.run, q) for q in questions]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def _progress(total: int, already: int, name: str, enabled: bool):  # noqa: ANN202 - tqdm type
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=f"{name} (+{already} cached)", unit="q", disable=not enabled,
+                dynamic_ncols=True)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m training.corpus", description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", action="append", required=True,
+                        help="pubmedqa, gqa, medqa or a generic .jsonl file; repeatable")
+    parser.add_argument("--llm", default="local", help="chat back-end spec (default: %(default)s)")
+    parser.add_argument("--limit", type=int, default=None, help="questions per dataset")
+    parser.add_argument("--order-seed", type=int, default=0,
+                        help="seed of the question order (-1: file order)")
+    parser.add_argument("--out-dir", type=Path, default=DEFAULT_CORPUS_DIR,
+                        help="corpus root; files go to OUT_DIR/<model>/<dataset>.jsonl")
+    parser.add_argument("--data-dir", default=None, help="datasets folder (default: $IMAD_DATA_DIR "
+                                                         "or ../shared/datasets)")
+    parser.add_argument("--image-dir", default=None, help="GQA images; without it GQA is text-only")
+    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--confidence-source", choices=["verbal", "token_probability"], default="verbal")
+    parser.add_argument("--workers", type=int, default=1, help="concurrent calls (HTTP back-ends)")
+    parser.add_argument("--no-progress", action="store_true")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    model = chat_model_from_spec(args.llm)
+    critique = SelfCritique(model, max_tokens=args.max_tokens, confidence_source=args.confidence_source)
+    seed = None if args.order_seed < 0 else args.order_seed
+    for dataset in args.dataset:
+        questions = load_questions(dataset, data_dir=args.data_dir, image_dir=args.image_dir)
+        questions = order_questions(questions, seed)[: args.limit]
+        modes = sorted({str(q.metadata.get("mode", "text")) for q in questions})
+        name = Path(dataset).stem if dataset.endswith(".jsonl") else dataset
+        path = args.out_dir / model_slug(model.model_id) / f"{name}.jsonl"
+        print(f"{name}: {len(questions)} questions, mode {'/'.join(modes)}, model {model.model_id}, "
+              f"corpus {path}")
+        summary = build_corpus(questions, critique, path, workers=args.workers,
+                               progress=not args.no_progress)
+        for line in summary.lines():
+            print(f"  {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted: every finished question is saved; rerun the command to continue",
+              file=sys.stderr)
+        sys.exit(130)

@@ -1,0 +1,112 @@
+"""The on-disk corpus of self-critique responses (SPEC §6): append-only JSONL that resumes.
+
+One file per (model, dataset); one JSON object per line (`CorpusRecord`). Each record is
+written with a single `write` of one line, flushed and fsync'ed before the next question starts,
+so a crash or SIGKILL loses at most the in-flight record. On reading, a final line cut off by a
+crash is ignored (and reported); any other malformed line is a `DatasetError` naming file and
+line, because silently dropping it would lose data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from imad.errors import DatasetError
+
+CORPUS_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CorpusRecord:
+    """One question answered by one model with one prompt version, and its label.
+
+    `label` is 1 when the kept single-agent answer (`final_answer`) is correct, 0 when wrong, and
+    None when the response could not be parsed (`parse_error` says why); such records are kept
+    so the parse-failure rate is measurable, and the trainer skips them.
+    """
+
+    question_id: str
+    dataset: str
+    question: dict[str, Any]
+    prompt_version: str
+    model_id: str
+    decoding: dict[str, Any]
+    confidence_source: str
+    raw_response: str
+    parsed: dict[str, Any] | None
+    parse_error: str | None
+    gold: str | None
+    label: int | None
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str
+    latency_s: float
+    mode: str = "text"
+    schema: int = CORPUS_SCHEMA_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CorpusRecord:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+def append_record(path: Path, record: CorpusRecord) -> None:
+    """Append one record durably (one write, flush, fsync)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = record.to_json() + "\n"
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def iter_records(path: Path) -> Iterator[CorpusRecord]:
+    """Every complete record in `path`, in file order. A torn final line is skipped."""
+    if not path.exists():
+        raise DatasetError(f"corpus file {path} does not exist; build it with python -m training.corpus")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    last = len(lines) - 1
+    for number, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            if number == last:  # no trailing newline: the write was cut off by a crash
+                continue
+            raise DatasetError(f"{path}:{number + 1}: malformed corpus line ({error.msg})") from error
+        if data.get("schema") != CORPUS_SCHEMA_VERSION:
+            raise DatasetError(
+                f"{path}:{number + 1}: corpus schema {data.get('schema')!r}, "
+                f"this imad reads {CORPUS_SCHEMA_VERSION}"
+            )
+        yield CorpusRecord.from_dict(data)
+
+
+def read_records(path: Path) -> list[CorpusRecord]:
+    return list(iter_records(path))
+
+
+def completed_ids(path: Path) -> set[str]:
+    """Question ids already in the corpus (a resumed run skips them)."""
+    return {r.question_id for r in iter_records(path)} if path.exists() else set()
+
+
+def repair_torn_tail(path: Path) -> bool:
+    """Cut a final partial line left by a crash so the next append starts on a fresh line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return False
+    path.write_bytes(data[: data.rfind(b"\n") + 1])
+    return True

@@ -1,0 +1,43 @@
+"""Dataset loaders: each turns a local file (or a hub copy) into `Question`s (SPEC §6, §10).
+
+`load_questions(name_or_path)` takes a registered name (`pubmedqa`, `gqa`, `medqa`, …) or the
+path of a generic JSONL file (see `training.data.generic`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from imad.errors import DatasetError
+from imad.question import Question
+from training.data.generic import load_generic_jsonl
+from training.data.gqa import load_gqa
+from training.data.location import resolve_data_dir
+from training.data.medqa import load_medqa
+from training.data.pubmedqa import load_pubmedqa
+
+DATASETS: dict[str, Callable[..., list[Question]]] = {
+    "pubmedqa": load_pubmedqa,
+    "gqa": load_gqa,
+    "medqa": load_medqa,
+}
+
+
+def load_questions(name_or_path: str, *, data_dir: str | Path | None = None,
+                   limit: int | None = None, image_dir: str | Path | None = None) -> list[Question]:
+    """Questions of a registered dataset or of a generic JSONL file."""
+    if limit is not None and limit < 1:
+        raise DatasetError(f"limit must be >= 1, got {limit}")
+    loader = DATASETS.get(name_or_path)
+    if loader is None:
+        path = Path(name_or_path)
+        if path.suffix in (".jsonl", ".json") or path.exists():
+            return load_generic_jsonl(path, limit)
+        raise DatasetError(f"unknown dataset {name_or_path!r}: use one of {sorted(DATASETS)} or the "
+                           "path of a generic .jsonl file")
+    kwargs = {"image_dir": Path(image_dir)} if image_dir and name_or_path == "gqa" else {}
+    return loader(resolve_data_dir(data_dir), limit=limit, **kwargs)
+
+
+__all__ = ["DATASETS", "load_questions", "resolve_data_dir"]
