@@ -23,6 +23,8 @@ _EXPORTS = {
     "LocalGGUFChat": "imad.llm.local_gguf",
     "CachedChat": "imad.llm.cache",
     "chat_model_from_spec": "imad.llm.spec",
+    "Router": "imad.router",
+    "RouterDecision": "imad.router",
 }
 
 __all__ = ["__version__", *_EXPORTS]

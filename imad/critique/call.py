@@ -97,7 +97,9 @@ class SelfCritique:
 
     def request(self, question: Question) -> ChatRequest:
         """The chat request for `question` (also the cache key of its answer)."""
-        schema = response_schema(question, self.max_text_chars) if self.model.supports_json_schema else None
+        schema = None
+        if self.model.supports_json_schema:
+            schema = response_schema(question, self.max_text_chars)
         return ChatRequest(messages=critique_messages(question), temperature=self.temperature,
                            max_tokens=self.max_tokens, json_schema=schema,
                            logprobs=self.wants_logprobs, seed=self.seed)
@@ -130,10 +132,11 @@ class SelfCritique:
         probabilities = answer_token_probabilities(chat.text, chat.token_logprobs)
         source = "verbal"
         if self.confidence_source == "token_probability" and probabilities:
-            parsed = replace(parsed,
-                             confidence_initial=probabilities.get("initial_answer", parsed.confidence_initial),
-                             confidence_critique=probabilities.get("alternative_answer",
-                                                                   parsed.confidence_critique))
+            parsed = replace(
+                parsed,
+                confidence_initial=probabilities.get("initial_answer", parsed.confidence_initial),
+                confidence_critique=probabilities.get("alternative_answer", parsed.confidence_critique),
+            )
             source = "token_probability"
         return self._result(question, chat, "ok", None, parsed, probabilities, source)
 
@@ -167,7 +170,7 @@ def answer_token_probabilities(text: str, tokens: tuple[TokenLogprob, ...] | Non
         close_quote = text.find('"', open_quote + 1)
         if open_quote == -1 or close_quote == -1:
             continue
-        logprob = sum(t.logprob for t, s in zip(tokens, starts)
+        logprob = sum(t.logprob for t, s in zip(tokens, starts, strict=True)
                       if s < close_quote and s + len(t.token) > open_quote + 1)
         found[name] = math.exp(max(logprob, -700.0))
     return found

@@ -38,7 +38,7 @@ def canonical_choice(text: str, choices: Sequence[str]) -> str:
             return match.group(1).upper()
     normalised = canonical_text(text)
     if normalised:
-        for letter, choice in zip(letters, choices):
+        for letter, choice in zip(letters, choices, strict=True):
             if canonical_text(choice) == normalised:
                 return letter
     return ""

@@ -42,7 +42,7 @@ def format_question(question: Question) -> str:
     parts.append(f"Question: {question.text.strip()}")
     if question.task_type is TaskType.MULTIPLE_CHOICE:
         options = "\n".join(f"{letter}) {choice}"
-                            for letter, choice in zip(question.option_letters, question.choices))
+                            for letter, choice in zip(question.option_letters, question.choices, strict=True))
         parts.append(f"Options:\n{options}")
     return "\n\n".join(parts)
 

@@ -1,0 +1,102 @@
+"""Benchmark: router latency, and the checkpoint's validation metrics against the baselines.
+
+    python benchmarks/bench_router.py                             # the shipped checkpoint
+    python benchmarks/bench_router.py --checkpoint checkpoints/my-router --corpus corpus/my-model
+
+Latency: one `Router.decide` (feature extraction included: spaCy + the MLP + the per-feature
+cues), a batch of 64 rows through `predict_proba` (features excluded), and one row alone.
+Quality: the checkpoint's validation split is rebuilt from its recorded split seed and fraction;
+on it the checkpoint, raw `conf_initial` alone and a logistic regression on the 41 features
+(fitted on the training rows) are scored, next to the metrics recorded at export.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from imad.critique.schema import CritiqueResponse
+from imad.router import DEFAULT_CHECKPOINT, Router
+from training.config import DEFAULT_CORPUS
+from training.corpus_store import read_records
+from training.datamodule import CorpusDataModule, corpus_files, load_corpus
+from training.fit import baseline_probabilities, format_metrics
+from training.metrics import score_report
+
+
+def timed(function: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median and 90th percentile of `repeats` calls, in milliseconds."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return statistics.median(times), times[int(0.9 * (len(times) - 1))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT)
+    parser.add_argument("--corpus", nargs="+", default=None,
+                        help="corpus the checkpoint was trained on (default: its recorded files)")
+    parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (0: default)")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    router = Router.load(args.checkpoint)
+    recorded = router.metadata.get("training", {}).get("config", {})
+    corpus = args.corpus or recorded.get("corpus") or list(DEFAULT_CORPUS)
+    record = next(r for f in corpus_files(corpus) for r in read_records(f) if r.parsed)
+    question, response = record.question["text"], CritiqueResponse.from_dict(record.parsed)
+
+    router.decide(question, response)  # warm-up: loads spaCy and the lexicons
+    table = load_corpus(corpus, feature_cache=recorded.get("feature_cache"))
+    batch = table.features[:64]
+    one = table.features[:1]
+    decide_ms = timed(lambda: router.decide(question, response), args.repeats)
+    batch_ms = timed(lambda: router.predict_proba(batch), args.repeats * 4)
+    single_ms = timed(lambda: router.predict_proba(one), args.repeats * 4)
+    print(f"checkpoint: {args.checkpoint} (torch threads: {torch.get_num_threads()})")
+    print(f"decide, 1 question, features included: median {decide_ms[0]:.2f} ms, "
+          f"p90 {decide_ms[1]:.2f} ms")
+    print(f"predict_proba, batch of {len(batch)}, features excluded: median {batch_ms[0]:.3f} ms, "
+          f"p90 {batch_ms[1]:.3f} ms ({batch_ms[0] / len(batch) * 1000:.1f} µs/row)")
+    print(f"predict_proba, 1 row, features excluded: median {single_ms[0]:.3f} ms")
+
+    datamodule = CorpusDataModule(
+        table,
+        validation_fraction=recorded.get("validation_fraction", 0.2),
+        split_seed=recorded.get("split_seed", 42),
+    )
+    train_x, train_y = datamodule.rows("train")
+    validation_x, validation_y = datamodule.rows("validation")
+    scores = {
+        "router": router.predict_proba(validation_x),
+        **baseline_probabilities(train_x, train_y, validation_x, datamodule.scaler_mean,
+                                 datamodule.scaler_scale, datamodule.confidence_column),
+    }
+    metrics = {
+        "validation": {name: score_report(validation_y, p, tau=router.tau)
+                       for name, p in scores.items()},
+        "selection": "recomputed on the checkpoint's split",
+    }
+    print(format_metrics(metrics))
+    stored = router.metadata.get("metrics", {}).get("validation", {}).get("router")
+    if stored:
+        same = np.isclose(stored["auroc"], metrics["validation"]["router"]["auroc"],
+                          equal_nan=True)
+        print(f"recorded at export: AUROC {stored['auroc']:.4f}, ECE {stored['ece']:.4f} "
+              f"({'matches' if same else 'DIFFERS from'} the recomputation)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""`imad features`: the 41 router features (SPEC §4) of a saved self-critique response.
+
+    imad features "Does aspirin prevent stroke?" --response response.json [--json]
+
+The response file holds a JSON object with the `CritiqueResponse` fields (initial_answer,
+initial_reasoning, critique, alternative_answer, final_answer, confidence_initial,
+confidence_critique; confidences in [0, 1]), e.g. as printed by `imad critique --json`
+under "response". Extra keys are ignored. The spaCy pipeline is loaded only when the command
+runs, never when `imad --help` lists it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from imad.cli.common import print_json
+from imad.critique.schema import FIELDS, CritiqueResponse
+from imad.errors import ConfigError, CritiqueParseError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("question", help="the question text")
+    parser.add_argument("--response", required=True, type=Path, metavar="FILE.json",
+                        help="JSON file holding the self-critique response's fields")
+    parser.add_argument("--json", action="store_true",
+                        help="print a JSON object {feature name: value} instead of text")
+
+
+def read_response(path: Path) -> CritiqueResponse:
+    """The CritiqueResponse stored in `path`; ConfigError or CritiqueParseError saying why not."""
+    if not path.is_file():
+        raise ConfigError("--response", f"no such file: {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError("--response", f"cannot read {path}: {error}") from error
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CritiqueParseError(f"{path} is not valid JSON ({error})", text) from error
+    if isinstance(data, dict) and isinstance(data.get("response"), dict):
+        data = data["response"]  # the output of `imad critique --json`
+    if not isinstance(data, dict):
+        raise CritiqueParseError(f"{path} must hold a JSON object, got {type(data).__name__}",
+                                 text)
+    missing = [name for name in FIELDS if name not in data]
+    if missing:
+        raise CritiqueParseError(f"{path} lacks the fields {missing}; expected {list(FIELDS)}",
+                                 text)
+    return CritiqueResponse.from_dict(data)
+
+
+def run(args: argparse.Namespace) -> int:
+    from features import FEATURE_NAMES, FEATURE_SCHEMA_HASH, FEATURE_SCHEMA_VERSION, extract
+
+    response = read_response(args.response)
+    vector = extract(args.question, response)
+    values = {name: float(value) for name, value in zip(FEATURE_NAMES, vector, strict=True)}
+    if args.json:
+        print_json(values)
+        return 0
+    print(f"# feature schema v{FEATURE_SCHEMA_VERSION}, hash {FEATURE_SCHEMA_HASH[:16]}…")
+    width = max(len(name) for name in FEATURE_NAMES)
+    for name, value in values.items():
+        print(f"{name:<{width}}  {value:.6g}")
+    return 0

@@ -1,0 +1,207 @@
+"""The model card (README.md) of a router checkpoint, rendered from its config.json (SPEC §7).
+
+The card is a pure function of the config, so saving a router twice writes the same bytes, and
+a card can never disagree with the numbers stored beside it. Sections with no recorded data
+(e.g. a router built by hand, with no training record) are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+_METRIC_COLUMNS = (
+    ("auroc", "AUROC ↑"),
+    ("ece", "ECE (15 bins) ↓"),
+    ("adaptive_ece", "adaptive ECE ↓"),
+    ("brier", "Brier ↓"),
+    ("trigger_rate", "trigger rate p < τ"),
+)
+_SCORER_NAMES = {
+    "router": "this router (FocusCal MLP)",
+    "confidence_initial": "raw `conf_initial` alone (DOWN-style)",
+    "logistic_regression": "logistic regression on the 41 features",
+}
+
+
+def render_model_card(config: dict[str, Any]) -> str:
+    """Markdown model card for the checkpoint described by `config` (a config.json dict)."""
+    name = config.get("name", "imad-router")
+    sections = [
+        f"# {name}\n\n"
+        "A debate router for [imad](../../README.md): it reads the 41 features of one structured "
+        "self-critique (SPEC §4) and predicts p = P(the kept answer is correct). Answers with "
+        f"p < τ = {config['threshold']['tau']:g} are escalated to a multi-agent debate; the rest "
+        "are kept.",
+        _usage(name),
+        _data(config.get("data")),
+        _metrics(config.get("metrics"), config["threshold"]),
+        _threshold(config["threshold"]),
+        _model(config),
+        _versions(config.get("versions")),
+        _limits(config),
+        _retrain(),
+    ]
+    return "\n\n".join(section for section in sections if section) + "\n"
+
+
+def _usage(name: str) -> str:
+    return (
+        "## Use\n\n"
+        "```python\n"
+        "from imad import Router\n\n"
+        f'router = Router.load("checkpoints/{name}")\n'
+        "decision = router.decide(question, critique_response)  # RouterDecision\n"
+        "decision.escalate, decision.p, decision.reasons\n"
+        "router.predict_proba(feature_matrix)  # (n, 41) raw features → (n,) probabilities\n"
+        "```\n\n"
+        "Loading checks the checkpoint schema, the feature list hash and every tensor shape, "
+        "and refuses a checkpoint that does not match this version of imad."
+    )
+
+
+def _data(data: dict[str, Any] | None) -> str:
+    if not data:
+        return ""
+    lines = [
+        "## Training data\n",
+        "| dataset | records | labelled | parse failures | share correct |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for dataset, row in sorted(data.get("datasets", {}).items()):
+        lines.append(
+            f"| {dataset} | {row['records']} | {row['labelled']} | {row['parse_failures']} | "
+            f"{_number(row.get('positive_rate'))} |"
+        )
+    lines.append("")
+    for key, title in (
+        ("model_ids", "Answering model"),
+        ("prompt_versions", "Prompt version"),
+        ("confidence_sources", "Confidence source"),
+        ("modes", "Mode"),
+    ):
+        if data.get(key):
+            lines.append(f"- {title}: {', '.join(f'`{v}`' for v in data[key])}")
+    split = data.get("split")
+    if split:
+        lines.append(
+            f"- Split: {split['train']} training / {split['validation']} validation rows, "
+            f"stratified by {split['stratify']} (seed {split['seed']}); the scaler is fitted on "
+            "the training rows only."
+        )
+    for file in data.get("files", []):
+        lines.append(f"- File `{file['path']}`: {file['records']} records, sha256 "
+                     f"`{file['sha256'][:16]}…`")
+    return "\n".join(lines)
+
+
+def _metrics(metrics: dict[str, Any] | None, threshold: dict[str, Any]) -> str:
+    if not metrics or "validation" not in metrics:
+        return ""
+    validation = metrics["validation"]
+    header = "| scorer | " + " | ".join(title for _, title in _METRIC_COLUMNS) + " |"
+    lines = [
+        "## Metrics\n",
+        f"On the validation split ({validation.get('router', {}).get('n', '?')} rows), "
+        f"τ = {threshold['tau']:g}. Both baselines are scored on the same rows; the logistic "
+        "regression is fitted on the same training rows and scaler.\n",
+        header,
+        "|---|" + "---:|" * len(_METRIC_COLUMNS),
+    ]
+    for key in ("router", "confidence_initial", "logistic_regression"):
+        row = validation.get(key)
+        if row:
+            cells = " | ".join(_number(row.get(metric)) for metric, _ in _METRIC_COLUMNS)
+            lines.append(f"| {_SCORER_NAMES[key]} | {cells} |")
+    note = metrics.get("selection")
+    if note:
+        lines.append(f"\n{note}")
+    return "\n".join(lines)
+
+
+def _threshold(threshold: dict[str, Any]) -> str:
+    return f"## Threshold\n\nτ = {threshold['tau']:g}: {threshold.get('method', 'not recorded')}."
+
+
+def _model(config: dict[str, Any]) -> str:
+    model = config["model"]
+    features = config["features"]
+    lines = [
+        "## Model\n",
+        f"- Encoder: {model['depth']} × (Linear → BatchNorm → ReLU → Dropout {model['dropout']:g}),"
+        f" width {model['width']}; heads ℓ_p and ℓ_u.",
+        f"- p = σ(w1 · logit(clip(conf_initial, {model['confidence_clip']:g})) + w2 · ℓ_p + b), "
+        "u = σ(ℓ_u); `conf_initial` enters raw, so p never depends on the other rows of a batch.",
+        f"- Features: schema v{features['schema_version']}, {len(features['names'])} features, "
+        f"hash `{features['hash'][:16]}…`.",
+    ]
+    training = config.get("training")
+    if training:
+        loss = training.get("loss", {})
+        loss_text = ", ".join(f"{k}={v}" for k, v in sorted(loss.items()) if k != "name")
+        lines.append(f"- Loss: {loss.get('name', '?')} ({loss_text}).")
+        optimiser = dict(training.get("optimizer", {}))
+        if optimiser:
+            name = optimiser.pop("name", "?")
+            settings = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in optimiser.items())
+            lines.append(f"- Optimiser: {name}; {settings}.")
+    if "seed" in config:
+        lines.append(f"- Seed: {config['seed']}.")
+    return "\n".join(lines)
+
+
+def _versions(versions: dict[str, Any] | None) -> str:
+    if not versions:
+        return ""
+    return "## Versions\n\n" + "\n".join(f"- {k}: {v}" for k, v in sorted(versions.items()))
+
+
+def _limits(config: dict[str, Any]) -> str:
+    data = config.get("data") or {}
+    models = data.get("model_ids") or ["(not recorded)"]
+    lines = [
+        "## Limits\n",
+        f"- The router learned the hesitation cues of the answers of {', '.join(models)}. Another "
+        "LLM writes, hedges and states confidence differently, so its p is not calibrated for "
+        "that model until you retrain on that model's answers (below).",
+    ]
+    if any("135m" in str(model).lower() for model in models):
+        lines.append(
+            "- The shipped router was trained on the answers of a 135M-parameter model "
+            "(SmolLM2-135M-Instruct, 4-bit). Its verbal confidences are almost always 0 or 100 "
+            "and its answers are close to chance, so the router's cues are weak and its metrics "
+            "are far below the iMAD paper's (Gemini 2.0 Flash). It demonstrates the pipeline; "
+            "it is not a router for a production model."
+        )
+    datasets = sorted((data.get("datasets") or {}).keys())
+    if datasets:
+        lines.append(
+            f"- Training questions come from {', '.join(datasets)} only; GQA is answered "
+            "without its images (\"blind\") unless the corpus says otherwise. Calibration on "
+            "other datasets is zero-shot and must be measured (`python -m training.evaluate`)."
+        )
+    lines.append(
+        "- The metrics come from one validation split of the training corpus; the exported "
+        "epoch was selected on that split, which makes them optimistic."
+    )
+    return "\n".join(lines)
+
+
+def _retrain() -> str:
+    return (
+        "## Retrain for your model\n\n"
+        "```bash\n"
+        "python -m training.corpus --llm SPEC --dataset pubmedqa --dataset gqa\n"
+        "python -m training.fit --corpus corpus/<your-model>/ --output checkpoints/my-router\n"
+        "```\n\n"
+        "`SPEC` names any chat back-end (e.g. `openai:MODEL@http://127.0.0.1:8000/v1`); "
+        "`python -m training.fit --help` lists the training options."
+    )
+
+
+def _number(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)

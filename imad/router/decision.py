@@ -1,0 +1,90 @@
+"""What the router decided for one question, and why (SPEC §2: every result carries p and the
+decision).
+
+A `RouterDecision` is the router's whole output for one self-critique: the score p, the
+threshold τ, whether to escalate to a debate (p < τ), short human-readable reasons, and whether
+the response could be parsed at all. An unparsed response has no score and always escalates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+PARSED = "parsed"
+UNPARSED = "unparsed"
+
+
+class Cue(NamedTuple):
+    """One feature's contribution: p minus p with this feature at its training mean."""
+
+    feature: str
+    value: float
+    delta_p: float
+
+    def describe(self) -> str:
+        direction = "raises" if self.delta_p > 0 else "lowers"
+        value = _format_value(self.value)
+        return f"{self.feature}={value} {direction} p by {abs(self.delta_p):.2f}"
+
+
+@dataclass(frozen=True)
+class RouterDecision:
+    """The router's verdict on one answer: keep it (p ≥ τ) or escalate to a debate (p < τ)."""
+
+    id: str
+    p: float | None
+    """P(answer correct); None when the response could not be parsed."""
+    tau: float
+    escalate: bool
+    reasons: tuple[str, ...]
+    parse_status: str = PARSED
+    """`"parsed"`, or `"unparsed"` when the self-critique could not be parsed."""
+    parse_error: str | None = None
+    uncertainty: float | None = None
+    """The auxiliary uncertainty head u (SPEC §5); None when unparsed."""
+    cues: tuple[Cue, ...] = ()
+    """The features that moved p most in the direction of the decision."""
+
+    @property
+    def keep(self) -> bool:
+        return not self.escalate
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "p": self.p,
+            "tau": self.tau,
+            "escalate": self.escalate,
+            "reasons": list(self.reasons),
+            "parse_status": self.parse_status,
+            "parse_error": self.parse_error,
+            "uncertainty": self.uncertainty,
+            "cues": [cue._asdict() for cue in self.cues],
+        }
+
+
+def unparsed_decision(question_id: str, tau: float, reason: str) -> RouterDecision:
+    """The decision for a response that could not be parsed: escalate, and say why."""
+    return RouterDecision(
+        id=question_id,
+        p=None,
+        tau=tau,
+        escalate=True,
+        reasons=(f"unparsed self-critique: {reason}", "no score without a parsed answer: escalate"),
+        parse_status=UNPARSED,
+        parse_error=reason,
+    )
+
+
+def threshold_reason(p: float, tau: float) -> str:
+    """The first reason of a scored decision, e.g. "p 0.41 < τ 0.70: escalate"."""
+    digits = 2 if f"{p:.2f}" != f"{tau:.2f}" else 4  # never print "p 0.70 < τ 0.70"
+    shown_p, shown_tau = f"{p:.{digits}f}", f"{tau:.{digits}f}"
+    if p < tau:
+        return f"p {shown_p} < τ {shown_tau}: escalate"
+    return f"p {shown_p} ≥ τ {shown_tau}: keep"
+
+
+def _format_value(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"

@@ -1,0 +1,57 @@
+"""The model card is rendered from config.json and says what a user must know."""
+
+from __future__ import annotations
+
+from imad.router.card import render_model_card
+
+
+def _config(model_ids):
+    return {
+        "name": "imad-router-v1",
+        "threshold": {"tau": 0.7, "method": "fixed"},
+        "model": {"width": 200, "depth": 6, "dropout": 0.2, "confidence_clip": 0.01},
+        "features": {"schema_version": 1, "names": ["a"] * 41, "hash": "f" * 64},
+        "data": {
+            "datasets": {"pubmedqa": {"records": 10, "labelled": 9, "parse_failures": 1,
+                                      "positive_rate": 0.5}},
+            "model_ids": model_ids,
+            "split": {"train": 7, "validation": 2, "stratify": "label", "seed": 42},
+        },
+        "metrics": {
+            "validation": {
+                "router": {"auroc": 0.71, "ece": 0.05, "adaptive_ece": 0.06, "brier": 0.2,
+                           "trigger_rate": 0.3, "n": 2},
+                "confidence_initial": {"auroc": 0.6, "ece": float("nan"), "brier": 0.3},
+                "logistic_regression": {"auroc": 0.65, "ece": 0.1, "brier": 0.25},
+            },
+            "selection": "Exported epoch 3.",
+        },
+        "versions": {"torch": "2.13.0"},
+        "seed": 42,
+    }
+
+
+def test_card_names_data_metrics_versions_and_retraining():
+    card = render_model_card(_config(["SmolLM2-135M-Instruct-Q4_1"]))
+    assert card.startswith("# imad-router-v1\n")
+    assert "| pubmedqa | 10 | 9 | 1 | 0.500 |" in card
+    assert "| this router (FocusCal MLP) | 0.710 | 0.050 | 0.060 | 0.200 | 0.300 |" in card
+    assert "| raw `conf_initial` alone (DOWN-style) | 0.600 | – |" in card
+    assert "logistic regression on the 41 features" in card
+    assert "- torch: 2.13.0" in card
+    assert "135M-parameter model" in card
+    assert "python -m training.corpus --llm SPEC" in card
+    assert "python -m training.fit --corpus" in card
+
+
+def test_card_for_another_model_has_no_135m_caveat():
+    card = render_model_card(_config(["qwen3-8b"]))
+    assert "135M" not in card and "qwen3-8b" in card
+
+
+def test_card_without_training_record_still_renders():
+    config = _config([])
+    for key in ("data", "metrics", "versions", "seed"):
+        del config[key]
+    card = render_model_card(config)
+    assert "## Training data" not in card and "## Metrics" not in card and "## Limits" in card

@@ -1,0 +1,132 @@
+"""Corpus building: records, labels, resume, and a SIGKILL mid-run losing at most one record."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from imad.critique.call import SelfCritique
+from imad.errors import DatasetError
+from imad.llm.scripted import ScriptedChat
+from training.corpus import build_corpus, model_slug, order_questions
+from training.corpus_store import append_record, read_records
+from training.data import load_questions
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def answer_yes(request):
+    return json.dumps({"initial_answer": "yes", "initial_reasoning": "The abstract says so clearly.",
+                       "critique": "Maybe the sample was too small to be sure.",
+                       "alternative_answer": "maybe", "final_answer": "yes",
+                       "confidence_initial": 70, "confidence_critique": 20})
+
+
+def test_records_labels_and_summary(fixture_data_dir, tmp_path):
+    questions = load_questions("pubmedqa", data_dir=fixture_data_dir, limit=6)
+    path = tmp_path / "pubmedqa.jsonl"
+    summary = build_corpus(questions, SelfCritique(ScriptedChat(answer_yes)), path, progress=False)
+    records = read_records(path)
+    assert [r.question_id for r in records] == [q.id for q in questions]
+    assert [r.label for r in records] == [int(q.gold == "yes") for q in questions]
+    assert summary.answered == 6 and summary.correct == sum(r.label for r in records)
+    first = records[0]
+    assert first.prompt_version == "self-critique-v1" and first.model_id == "scripted"
+    assert first.decoding["temperature"] == 0.0 and first.confidence_source == "verbal"
+    assert "context" not in first.question and first.extra["context_chars"] > 0
+
+
+def test_parse_failures_are_kept_with_no_label(fixture_data_dir, tmp_path):
+    questions = load_questions("pubmedqa", data_dir=fixture_data_dir, limit=2)
+    path = tmp_path / "c.jsonl"
+    summary = build_corpus(questions, SelfCritique(ScriptedChat(lambda r: "garbage")), path,
+                           progress=False)
+    assert [r.label for r in read_records(path)] == [None, None]
+    assert summary.failures == {"parse_error": 2}
+
+
+def test_rerun_skips_what_is_done(fixture_data_dir, tmp_path):
+    questions = load_questions("pubmedqa", data_dir=fixture_data_dir, limit=5)
+    path = tmp_path / "c.jsonl"
+    chat = ScriptedChat(answer_yes)
+    build_corpus(questions[:3], SelfCritique(chat), path, progress=False)
+    build_corpus(questions, SelfCritique(chat), path, progress=False)
+    assert len(chat.calls) == 5
+    assert len(read_records(path)) == 5
+
+
+def test_torn_last_line_is_repaired_and_other_damage_reported(fixture_data_dir, tmp_path):
+    questions = load_questions("pubmedqa", data_dir=fixture_data_dir, limit=3)
+    path = tmp_path / "c.jsonl"
+    build_corpus(questions[:2], SelfCritique(ScriptedChat(answer_yes)), path, progress=False)
+    with path.open("a") as handle:
+        handle.write('{"question_id": "half a rec')
+    assert len(read_records(path)) == 2
+    build_corpus(questions, SelfCritique(ScriptedChat(answer_yes)), path, progress=False)
+    assert [r.question_id for r in read_records(path)] == [q.id for q in questions]
+    path.write_text("not json\n" + path.read_text())
+    with pytest.raises(DatasetError, match="c.jsonl:1"):
+        read_records(path)
+
+
+def test_order_is_a_stable_permutation(fixture_data_dir):
+    questions = load_questions("pubmedqa", data_dir=fixture_data_dir)
+    assert order_questions(questions, 0) == order_questions(questions, 0)
+    assert order_questions(questions, 0) != questions
+    assert sorted(q.id for q in order_questions(questions, 0)) == sorted(q.id for q in questions)
+    assert model_slug("SmolLM2-135M-Instruct Q4_1") == "smollm2-135m-instruct-q4_1"
+
+
+SLOW_SCRIPT = """
+import json, sys, time
+from imad.critique.call import SelfCritique
+from imad.llm.scripted import ScriptedChat
+from training.corpus import build_corpus
+from training.data import load_questions
+from tests.training.test_corpus import answer_yes
+
+def slow(request):
+    time.sleep(0.15)
+    return answer_yes(request)
+
+questions = load_questions("pubmedqa", data_dir={data!r})
+build_corpus(questions, SelfCritique(ScriptedChat(slow)), __import__("pathlib").Path({out!r}),
+             progress=False)
+"""
+
+
+def test_sigkill_mid_run_loses_at_most_the_in_flight_record(fixture_data_dir, tmp_path):
+    out = tmp_path / "c.jsonl"
+    script = SLOW_SCRIPT.format(data=str(fixture_data_dir), out=str(out))
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    process = subprocess.Popen([sys.executable, "-c", script], env=env)
+    deadline = time.monotonic() + 60
+    while (not out.exists() or out.read_text().count("\n") < 5) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+    written = [r.question_id for r in read_records(out)]
+    assert 5 <= len(written) < 20
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120)
+    final = [r.question_id for r in read_records(out)]
+    questions = load_questions("pubmedqa", data_dir=fixture_data_dir)
+    assert final == [q.id for q in questions]  # nothing lost, nothing repeated, same order
+    assert final[: len(written)] == written
+
+
+def test_append_is_one_line_per_record(tmp_path):
+    from training.corpus_store import CorpusRecord
+
+    record = CorpusRecord("q", "d", {"text": "t"}, "v", "m", {}, "verbal", "raw", None, "why", None,
+                          None, 1, 2, "stop", 0.1)
+    append_record(tmp_path / "x.jsonl", record)
+    append_record(tmp_path / "x.jsonl", record)
+    assert (tmp_path / "x.jsonl").read_text().count("\n") == 2
+    assert read_records(tmp_path / "x.jsonl") == [record, record]

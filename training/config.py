@@ -1,0 +1,267 @@
+"""The typed configuration of `python -m training.fit` (SPEC §5): one frozen dataclass.
+
+Values come from, in increasing priority: the defaults below, a JSON or TOML file (`--config`,
+keys are the field names), and command-line flags (`--batch-size 32` sets `batch_size`). The
+result is validated on creation; an invalid value raises `ConfigError` naming the field and
+its flag. The resolved config is saved with every run and inside the exported checkpoint.
+
+Lightning's `accelerator`, `devices` and `strategy` are passed to `lightning.Trainer`
+unchanged, so GPUs and DDP work as Lightning documents them (SPEC §12).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from imad.errors import ConfigError
+from imad.router.model import RouterNetConfig
+from training.loss import LOSSES, FocusCalConfig
+
+DEFAULT_CORPUS = ("corpus/smollm2-135m-instruct-q4_1",)
+DEFAULT_OUTPUT = "checkpoints/imad-router-v1"
+SELECTIONS = ("best", "last")
+
+
+def flag(field_name: str) -> str:
+    """The command-line flag of a config field: `batch_size` → `--batch-size`."""
+    return "--" + field_name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """Everything one training run depends on."""
+
+    corpus: tuple[str, ...] = DEFAULT_CORPUS
+    """Corpus JSONL files or directories of them (every *.jsonl inside, sorted)."""
+    output: str = DEFAULT_OUTPUT
+    """Checkpoint directory the trained router is exported to."""
+    run_dir: str = "runs/fit"
+    """Logs (metrics.csv per version) and the resolved config of this run."""
+    export: bool = True
+    seed: int = 42
+    split_seed: int = 42
+    validation_fraction: float = 0.2
+    epochs: int = 50
+    batch_size: int = 64
+    learning_rate: float = 1e-3
+    width: int = 200
+    depth: int = 6
+    dropout: float = 0.2
+    confidence_clip: float = 0.01
+    loss: str = "focuscal"
+    alpha0: float = 2.0
+    alpha1: float = 1.0
+    class_balanced_alpha: bool = False
+    """Replace α0/α1 by inverse class frequencies of the training split (recorded)."""
+    gamma: float = 2.0
+    tau: float = 0.7
+    lambda_cp: float = 6.0
+    mu_ece: float = 5.0
+    ece_bins: int = 15
+    select_epoch: str = "best"
+    """Export the epoch with the lowest validation FocusCal ("best") or the final one ("last")."""
+    early_stopping: bool = False
+    patience: int = 10
+    accelerator: str = "auto"
+    devices: str = "auto"
+    strategy: str = "auto"
+    num_workers: int = 0
+    threads: int = 1
+    """torch CPU threads while training: the MLP is small, so one thread is fastest and stays
+    fast on a busy machine (OpenMP threads spin-wait); 0 keeps torch's default."""
+    progress_bar: bool = True
+    feature_cache: str | None = "runs/feature-cache"
+    """Directory caching extracted feature matrices by content hash; None disables it."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.corpus, str):
+            object.__setattr__(self, "corpus", (self.corpus,))
+        object.__setattr__(self, "corpus", tuple(str(p) for p in self.corpus))
+        self._check_types()
+        if not self.corpus:
+            self._fail("corpus", "needs at least one corpus file or directory")
+        for name in ("epochs", "batch_size", "width", "depth", "ece_bins", "patience"):
+            if getattr(self, name) < 1:
+                self._fail(name, f"must be ≥ 1, got {getattr(self, name)}")
+        for name in ("num_workers", "threads"):
+            if getattr(self, name) < 0:
+                self._fail(name, f"must be ≥ 0, got {getattr(self, name)}")
+        if not 0.0 < self.validation_fraction < 1.0:
+            self._fail("validation_fraction", f"must be in (0, 1), got {self.validation_fraction}")
+        if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
+            self._fail("learning_rate", f"must be > 0, got {self.learning_rate}")
+        if self.loss not in LOSSES:
+            self._fail("loss", f"unknown loss {self.loss!r}; choose one of {sorted(LOSSES)}")
+        if self.select_epoch not in SELECTIONS:
+            self._fail("select_epoch", f"must be one of {SELECTIONS}, got {self.select_epoch!r}")
+        if self.class_balanced_alpha and (self.alpha0, self.alpha1) != (2.0, 1.0):
+            self._fail(
+                "class_balanced_alpha",
+                "computes α0/α1 from the class counts; do not also set --alpha0/--alpha1",
+            )
+        for name in ("accelerator", "devices", "strategy", "output", "run_dir"):
+            if not getattr(self, name):
+                self._fail(name, "must not be empty")
+        _ = (self.net_config, self.loss_config)  # building them validates those fields
+
+    def _check_types(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            expected = {"int": int, "float": (int, float), "bool": bool, "str": str}.get(
+                str(item.type)
+            )
+            if item.name == "feature_cache":
+                if value is not None and not isinstance(value, str):
+                    self._fail(item.name, f"must be a path or null, got {value!r}")
+                continue
+            if expected is None:
+                continue
+            if isinstance(value, bool) and expected is not bool:
+                self._fail(item.name, f"must be {item.type}, got {value!r}")
+            if not isinstance(value, expected):
+                self._fail(item.name, f"must be {item.type}, got {value!r}")
+            if expected == (int, float):
+                object.__setattr__(self, item.name, float(value))
+
+    def _fail(self, name: str, message: str) -> None:
+        raise ConfigError(f"{name} ({flag(name)})", message)
+
+    @property
+    def net_config(self) -> RouterNetConfig:
+        try:
+            return RouterNetConfig(
+                width=self.width, depth=self.depth, dropout=self.dropout,
+                confidence_clip=self.confidence_clip,
+            )
+        except ConfigError as error:
+            self._fail(error.field, str(error).split(": ", 1)[1])
+            raise  # unreachable; keeps type checkers content
+
+    @property
+    def loss_config(self) -> FocusCalConfig:
+        try:
+            return FocusCalConfig(
+                alpha0=self.alpha0, alpha1=self.alpha1, gamma=self.gamma, tau=self.tau,
+                lambda_cp=self.lambda_cp, mu_ece=self.mu_ece, n_bins=self.ece_bins,
+            )
+        except ConfigError as error:
+            name = "ece_bins" if error.field == "n_bins" else error.field
+            self._fail(name, str(error).split(": ", 1)[1])
+            raise
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["corpus"] = list(self.corpus)
+        return data
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "config") -> FitConfig:
+        known = {item.name for item in fields(cls)}
+        for key in data:
+            if key not in known:
+                raise ConfigError(key, f"unknown setting in {source}; known: {sorted(known)}")
+        return cls(**data)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> FitConfig:
+        return cls.from_dict(read_config_file(Path(path)), source=str(path))
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """A JSON (.json) or TOML (.toml) file of field names → values."""
+    if not path.is_file():
+        raise ConfigError("config (--config)", f"no such file: {path}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix == ".toml":
+            if sys.version_info < (3, 11):
+                raise ConfigError("config (--config)", "TOML needs Python ≥ 3.11; use JSON")
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except (ValueError, json.JSONDecodeError) as error:
+        raise ConfigError("config (--config)", f"cannot parse {path}: {error}") from error
+    if not isinstance(data, dict):
+        raise ConfigError("config (--config)", f"{path} must hold a table/object of settings")
+    return data
+
+
+def _bool_flag(parser: argparse.ArgumentParser, name: str, help_text: str) -> None:
+    parser.add_argument(flag(name), dest=name, action=argparse.BooleanOptionalAction,
+                        default=argparse.SUPPRESS, help=help_text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The flags of `python -m training.fit`; every flag maps to one `FitConfig` field."""
+    parser = argparse.ArgumentParser(
+        prog="python -m training.fit",
+        description="Train the imad router with FocusCal on a self-critique corpus and export "
+        "the checkpoint (SPEC §5, §7).",
+        argument_default=argparse.SUPPRESS,
+    )
+    parser.add_argument("--config", help="JSON or TOML file of settings (flags override it)")
+    parser.add_argument("--corpus", nargs="+", metavar="PATH",
+                        help=f"corpus .jsonl files or directories (default: {DEFAULT_CORPUS[0]})")
+    parser.add_argument("--output", help=f"checkpoint directory (default: {DEFAULT_OUTPUT})")
+    parser.add_argument("--run-dir", dest="run_dir", help="logs and resolved config")
+    _bool_flag(parser, "export", "export the checkpoint (default: on)")
+    for name, kind, help_text in (
+        ("seed", int, "seed_everything seed (default 42)"),
+        ("split_seed", int, "seed of the stratified split (default 42)"),
+        ("validation_fraction", float, "share of rows held out (default 0.2)"),
+        ("epochs", int, "maximum epochs (default 50)"),
+        ("batch_size", int, "rows per batch (default 64)"),
+        ("learning_rate", float, "Adam learning rate (default 1e-3)"),
+        ("width", int, "hidden units per layer (default 200)"),
+        ("depth", int, "encoder blocks (default 6)"),
+        ("dropout", float, "dropout rate (default 0.2)"),
+        ("confidence_clip", float, "conf_initial clipped to [c, 1-c] (default 0.01)"),
+        ("alpha0", float, "focal weight of wrong answers (default 2)"),
+        ("alpha1", float, "focal weight of right answers (default 1)"),
+        ("gamma", float, "focal exponent (default 2)"),
+        ("tau", float, "threshold τ of the penalty and of the decision (default 0.7)"),
+        ("lambda_cp", float, "weight λ of the confidence penalty (default 6)"),
+        ("mu_ece", float, "weight μ of the ECE term (default 5)"),
+        ("ece_bins", int, "ECE bins (default 15)"),
+        ("patience", int, "early-stopping patience in epochs (default 10)"),
+        ("num_workers", int, "DataLoader workers (default 0)"),
+        ("threads", int, "torch CPU threads (default 1; 0: torch's default)"),
+    ):
+        parser.add_argument(flag(name), dest=name, type=kind, help=help_text)
+    parser.add_argument("--loss", choices=sorted(LOSSES), help="objective (default focuscal)")
+    parser.add_argument("--select-epoch", dest="select_epoch", choices=SELECTIONS,
+                        help="export the best-validation or the last epoch (default best)")
+    _bool_flag(parser, "class_balanced_alpha", "α from inverse class frequencies")
+    _bool_flag(parser, "early_stopping", "stop when validation FocusCal stops improving")
+    _bool_flag(parser, "progress_bar", "show progress bars (default: on)")
+    parser.add_argument("--feature-cache", dest="feature_cache",
+                        help="feature-matrix cache directory (default runs/feature-cache)")
+    parser.add_argument("--no-feature-cache", dest="feature_cache", action="store_const",
+                        const=None, help="always re-extract features")
+    for name in ("accelerator", "devices", "strategy"):
+        parser.add_argument(flag(name), dest=name, help=f"Lightning Trainer {name} (default auto)")
+    return parser
+
+
+def config_from_args(argv: Sequence[str] | None = None) -> FitConfig:
+    """Defaults ← `--config` file ← flags."""
+    arguments = vars(build_parser().parse_args(argv))
+    settings: dict[str, Any] = {}
+    config_path = arguments.pop("config", None)
+    if config_path is not None:
+        settings.update(read_config_file(Path(config_path)))
+    settings.update(arguments)
+    return FitConfig.from_dict(settings, source=config_path or "flags")

@@ -1,0 +1,125 @@
+"""Calibration and ranking metrics of a probability score (SPEC §5, §10).
+
+ECE uses 15 equal-width bins with the edges of scikit-learn's `calibration_curve`
+(right-closed (a, b], the first bin [0, b]), so the per-bin numbers here equal sklearn's.
+Adaptive ECE uses equal-mass bins. AUROC is sklearn's; it is NaN when only one class is present.
+Training, evaluation and the benchmarks all call these functions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+N_BINS = 15
+
+
+@dataclass(frozen=True)
+class CalibrationBins:
+    """Non-empty bins of a reliability diagram, in ascending order of p."""
+
+    counts: np.ndarray
+    mean_label: np.ndarray
+    """Fraction of positives per bin (sklearn's `prob_true`)."""
+    mean_probability: np.ndarray
+    """Mean predicted p per bin (sklearn's `prob_pred`)."""
+
+
+def _as_arrays(labels: np.ndarray, probabilities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    y = np.asarray(labels, dtype=np.float64).reshape(-1)
+    p = np.asarray(probabilities, dtype=np.float64).reshape(-1)
+    if y.shape != p.shape:
+        raise ValueError(f"labels and probabilities differ in length: {y.shape[0]} vs {p.shape[0]}")
+    if p.size and (p.min() < 0.0 or p.max() > 1.0 or not np.all(np.isfinite(p))):
+        raise ValueError("probabilities must be finite and within [0, 1]")
+    return y, p
+
+
+def bin_indices(probabilities: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
+    """Equal-width bin of each probability, as `calibration_curve(strategy="uniform")` assigns."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return np.searchsorted(edges[1:-1], np.asarray(probabilities, dtype=np.float64))
+
+
+def calibration_bins(
+    labels: np.ndarray, probabilities: np.ndarray, n_bins: int = N_BINS
+) -> CalibrationBins:
+    """Per-bin counts, accuracy and mean confidence over equal-width bins (empty bins dropped)."""
+    y, p = _as_arrays(labels, probabilities)
+    ids = bin_indices(p, n_bins)
+    counts = np.bincount(ids, minlength=n_bins)
+    sum_y = np.bincount(ids, weights=y, minlength=n_bins)
+    sum_p = np.bincount(ids, weights=p, minlength=n_bins)
+    keep = counts > 0
+    return CalibrationBins(
+        counts=counts[keep],
+        mean_label=sum_y[keep] / counts[keep],
+        mean_probability=sum_p[keep] / counts[keep],
+    )
+
+
+def _ece_from_bins(bins: CalibrationBins) -> float:
+    total = bins.counts.sum()
+    if total == 0:
+        return math.nan
+    gaps = np.abs(bins.mean_label - bins.mean_probability)
+    return float(np.sum(bins.counts / total * gaps))
+
+
+def expected_calibration_error(
+    labels: np.ndarray, probabilities: np.ndarray, n_bins: int = N_BINS
+) -> float:
+    """ECE = Σ_b |B_b|/N · |mean(y in b) − mean(p in b)| over `n_bins` equal-width bins."""
+    return _ece_from_bins(calibration_bins(labels, probabilities, n_bins))
+
+
+def adaptive_calibration_error(
+    labels: np.ndarray, probabilities: np.ndarray, n_bins: int = N_BINS
+) -> float:
+    """ECE over equal-mass bins: rows sorted by p (stable), split into `n_bins` near-equal parts."""
+    y, p = _as_arrays(labels, probabilities)
+    if p.size == 0:
+        return math.nan
+    order = np.argsort(p, kind="stable")
+    parts = [part for part in np.array_split(order, min(n_bins, p.size)) if part.size]
+    bins = CalibrationBins(
+        counts=np.array([part.size for part in parts]),
+        mean_label=np.array([y[part].mean() for part in parts]),
+        mean_probability=np.array([p[part].mean() for part in parts]),
+    )
+    return _ece_from_bins(bins)
+
+
+def brier_score(labels: np.ndarray, probabilities: np.ndarray) -> float:
+    """Mean squared error of p against the 0/1 label."""
+    y, p = _as_arrays(labels, probabilities)
+    return float(np.mean((p - y) ** 2)) if p.size else math.nan
+
+
+def auroc(labels: np.ndarray, probabilities: np.ndarray) -> float:
+    """Area under the ROC curve; NaN when the labels hold a single class."""
+    y, p = _as_arrays(labels, probabilities)
+    if np.unique(y).size < 2:
+        return math.nan
+    return float(roc_auc_score(y, p))
+
+
+def score_report(
+    labels: np.ndarray, probabilities: np.ndarray, tau: float | None = None
+) -> dict[str, float]:
+    """AUROC, ECE, adaptive ECE and Brier (plus trigger rate p < τ when τ is given)."""
+    y, p = _as_arrays(labels, probabilities)
+    report = {
+        "auroc": auroc(y, p),
+        "ece": expected_calibration_error(y, p),
+        "adaptive_ece": adaptive_calibration_error(y, p),
+        "brier": brier_score(y, p),
+        "n": int(p.size),
+        "positive_rate": float(y.mean()) if p.size else math.nan,
+    }
+    if tau is not None:
+        report["trigger_rate"] = float(np.mean(p < tau)) if p.size else math.nan
+    return report
