@@ -32,7 +32,8 @@ def _available_commands() -> dict[str, tuple[str, str]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="imad", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="imad", description="Keep a confident LLM answer; escalate the rest to a debate.")
     parser.add_argument("--version", action="version", version=f"imad {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, summary) in _available_commands().items():

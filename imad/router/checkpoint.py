@@ -150,8 +150,8 @@ def _check_config(config: dict[str, Any], directory: Path) -> RouterNetConfig:
         if not np.all(np.isfinite(values)) or (key == "scale" and np.any(values <= 0)):
             raise CheckpointError(f"{where}: scaler {key} holds non-finite or non-positive values")
     tau = config["threshold"].get("tau")
-    if not isinstance(tau, (int, float)) or not 0.0 < tau < 1.0:
-        raise CheckpointError(f"{where}: threshold tau must be a number in (0, 1), got {tau!r}")
+    if not isinstance(tau, (int, float)) or not 0.0 <= tau <= 1.0:
+        raise CheckpointError(f"{where}: threshold tau must be a number in [0, 1], got {tau!r}")
     return net_config
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from imad.errors import CheckpointError, CritiqueParseError, FeatureError
+from imad.errors import CheckpointError, ConfigError, CritiqueParseError, FeatureError
 from imad.router.card import render_model_card
 from imad.router.checkpoint import (
     CHECKPOINT_FORMAT,
@@ -84,8 +84,8 @@ class Router:
             raise CheckpointError(f"the feature list lacks {CONFIDENCE_FEATURE!r}")
         self.scaler_mean = np.array(scaler_mean, dtype=np.float64).reshape(n_features)
         self.scaler_scale = np.array(scaler_scale, dtype=np.float64).reshape(n_features)
-        if not 0.0 < tau < 1.0:
-            raise CheckpointError(f"tau must be in (0, 1), got {tau!r}")
+        if not 0.0 <= tau <= 1.0:  # 0: never escalate, 1: always escalate
+            raise ConfigError("tau", f"must be in [0, 1], got {tau!r}")
         self.tau = float(tau)
         self.tau_method = tau_method
         self.feature_schema_version = feature_schema_version
@@ -158,8 +158,8 @@ class Router:
     def with_threshold(self, tau: float, method: str) -> Router:
         """A copy of this router with another τ, and a note of how it was chosen."""
         clone = copy.copy(self)
-        if not 0.0 < tau < 1.0:
-            raise CheckpointError(f"tau must be in (0, 1), got {tau!r}")
+        if not 0.0 <= tau <= 1.0:  # 0: never escalate, 1: always escalate
+            raise ConfigError("tau", f"must be in [0, 1], got {tau!r}")
         clone.tau, clone.tau_method = float(tau), method
         return clone
 

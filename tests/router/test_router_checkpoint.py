@@ -16,7 +16,7 @@ from safetensors.torch import save as save_safetensors
 
 import features
 from features.names import schema_hash
-from imad.errors import CheckpointError, ImadError
+from imad.errors import CheckpointError, ConfigError, ImadError
 from imad.router import CHECKPOINT_SCHEMA_VERSION, Router
 from imad.router.checkpoint import CARD_FILE, CONFIG_FILE, WEIGHTS_FILE
 from tests.router.router_helpers import make_router, random_features
@@ -206,7 +206,7 @@ def test_zero_scale_is_refused(saved_router):
 
 def test_tau_outside_unit_interval_is_refused(saved_router):
     _edit_config(saved_router, lambda c: c["threshold"].update(tau=1.5))
-    assert "tau must be a number in (0, 1)" in _load_error(saved_router)
+    assert "tau must be a number in [0, 1]" in _load_error(saved_router)
 
 
 def test_runtime_load_imports_no_training_lightning_or_sklearn(saved_router):
@@ -231,8 +231,9 @@ def test_with_threshold_changes_only_tau(router):
     assert other.tau == 0.55 and router.tau == 0.7
     assert other.tau_method == "trigger rate 20% on validation"
     assert np.array_equal(other.predict_proba(rows), router.predict_proba(rows))
-    with pytest.raises(CheckpointError):
-        router.with_threshold(1.0, "x")
+    assert router.with_threshold(1.0, "always escalate").tau == 1.0
+    with pytest.raises(ConfigError, match="tau"):
+        router.with_threshold(1.5, "x")
 
 
 def test_different_seeds_give_different_routers():

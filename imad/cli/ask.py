@@ -1,0 +1,44 @@
+"""`imad ask`: answer a question end to end — self-critique, route, debate when unsure."""
+
+from __future__ import annotations
+
+import argparse
+
+from imad.cli.common import add_question_arguments, print_json, question_from_args
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_question_arguments(parser)
+    parser.add_argument("--backend", default="acemad",
+                        help="debate back-end for escalated questions: acemad, svrmad, mad, liang, "
+                             "self_consistency, cot, down (default: %(default)s)")
+    parser.add_argument("--router", default=None,
+                        help="router checkpoint directory (default: the shipped imad-router-v1)")
+    parser.add_argument("--tau", type=float, default=None,
+                        help="threshold override: escalate when p < TAU (default: the checkpoint's)")
+    parser.add_argument("--trace", action="store_true", help="with --json: include every LLM call")
+
+
+def run(args: argparse.Namespace) -> int:
+    from imad.pipeline import Pipeline
+
+    pipeline = Pipeline.from_specs(router=args.router, llm=args.llm, backend=args.backend, tau=args.tau)
+    result = pipeline.answer(question_from_args(args))
+    if args.json:
+        print_json(result.to_dict(include_trace=args.trace))
+        return 0
+    decision = result.decision
+    p = "n/a" if decision.p is None else f"{decision.p:.3f}"
+    print(f"answer: {result.answer or '(none)'}")
+    print(f"decision: {'escalated to ' + args.backend if result.escalated else 'kept'} "
+          f"(p = {p}, τ = {decision.tau:.2f})")
+    for reason in decision.reasons:
+        print(f"  - {reason}")
+    if result.debate is not None:
+        print(f"debate: {result.debate.stop_reason}, {result.debate.n_calls} calls, "
+              f"{result.debate.messages} messages")
+    if result.error:
+        print(f"error: {result.error}")
+    print(f"tokens: {result.prompt_tokens} prompt + {result.completion_tokens} completion "
+          f"in {len(result.trace)} LLM calls")
+    return 0

@@ -1,0 +1,171 @@
+"""The iMAD pipeline: self-critique → features → router → keep, or escalate to a debate (SPEC §2).
+
+`Pipeline.answer(question)` makes one self-critique call, lets the router score it, and keeps
+the answer when p ≥ τ. Otherwise — or when the response could not be parsed or was truncated —
+the question goes to the configured debate back-end, with the self-critique as one agent's
+opening so it is not paid for twice. Every result carries the router's decision, every LLM call
+made, and token totals that are the sums over those calls.
+
+A debate that fails outright (every agent call failed) does not lose the question: the pipeline
+falls back to the self-critique answer when there is one, and records the error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from imad.critique.call import CritiqueResult, SelfCritique
+from imad.debate import DebateBackend, DebateResult, create_backend
+from imad.errors import ConfigError, DebateError, LLMError
+from imad.llm.types import ChatModel
+from imad.question import Question
+from imad.router import Router, RouterDecision
+
+ANSWER_SOURCES = ("single_agent", "debate", "single_agent_fallback", "none")
+
+
+@dataclass(frozen=True)
+class PipelineAnswer:
+    """The answer to one question and everything that produced it.
+
+    `source`: "single_agent" (kept), "debate" (escalated and debated),
+    "single_agent_fallback" (escalated, the debate failed, the self-critique answer is used),
+    "none" (nothing usable came back; `error` says why).
+    """
+
+    question: Question
+    answer: str
+    source: str
+    decision: RouterDecision
+    critique: CritiqueResult
+    debate: DebateResult | None = None
+    error: str | None = None
+    trace: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+
+    @property
+    def escalated(self) -> bool:
+        return self.decision.escalate
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(call["prompt_tokens"] for call in self.trace)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(call["completion_tokens"] for call in self.trace)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self, *, include_trace: bool = True) -> dict[str, Any]:
+        data = {
+            "question_id": self.question.id, "answer": self.answer, "source": self.source,
+            "escalated": self.escalated, "decision": self.decision.to_dict(),
+            "critique": self.critique.to_dict(),
+            "debate": None if self.debate is None else self.debate.to_dict(include_trace=False),
+            "error": self.error, "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens, "total_tokens": self.total_tokens,
+            "llm_calls": len(self.trace),
+        }
+        if include_trace:
+            data["trace"] = list(self.trace)
+        return data
+
+
+def _critique_call(result: CritiqueResult) -> dict[str, Any]:
+    return {"stage": "self_critique", "agent": "router", "role": "self_critique",
+            "status": result.status, "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens, "latency_s": result.latency_s,
+            "response_text": result.raw_text}
+
+
+def _debate_calls(debate: DebateResult) -> list[dict[str, Any]]:
+    return [{"stage": "debate", "agent": call.agent, "role": call.role, "round": call.round,
+             "status": "error" if call.error else "ok", "prompt_tokens": call.prompt_tokens,
+             "completion_tokens": call.completion_tokens, "latency_s": call.latency_s,
+             "response_text": call.response_text} for call in debate.trace]
+
+
+class Pipeline:
+    """Router + chat model + debate back-end, answering questions end to end."""
+
+    def __init__(self, router: Router, model: ChatModel, backend: DebateBackend | str = "acemad", *,
+                 tau: float | None = None, critique: SelfCritique | None = None,
+                 backend_options: dict[str, Any] | None = None) -> None:
+        if tau is not None:
+            if not 0.0 <= tau <= 1.0:
+                raise ConfigError("tau", f"must be in [0, 1], got {tau}")
+            router = router.with_threshold(tau, "set for this pipeline (--tau)")
+        self.router = router
+        self.model = model
+        self.critique = critique or SelfCritique(model, confidence_source=router_confidence_source(router))
+        self.backend = (create_backend(backend, model, **(backend_options or {}))
+                        if isinstance(backend, str) else backend)
+
+    @classmethod
+    def from_specs(cls, *, router: str | Path | None = None, llm: str = "local",
+                   backend: str = "acemad", tau: float | None = None) -> Pipeline:
+        """Build from a checkpoint path (default: the shipped router) and a `--llm` spec."""
+        from imad.llm.spec import chat_model_from_spec
+
+        return cls(Router.load(router), chat_model_from_spec(llm), backend, tau=tau)
+
+    def answer(self, question: Question | str) -> PipelineAnswer:
+        """Answer one question; never raises for a bad LLM answer (see the module docstring)."""
+        if isinstance(question, str):
+            question = Question(question)
+        critique = self.critique.run(question)
+        trace = [_critique_call(critique)]
+        if critique.ok:
+            decision = self.router.decide(question, critique.response)
+        else:
+            decision = self.router.decide(question, None, parse_error=f"{critique.status}: {critique.error}")
+        if not decision.escalate:
+            return PipelineAnswer(question, critique.response.final_answer, "single_agent", decision,
+                                  critique, trace=tuple(trace))
+        try:
+            debate = self.backend.run(question, seed_response=critique.response)
+        except (DebateError, LLMError) as error:
+            fallback = critique.response.final_answer if critique.ok else ""
+            return PipelineAnswer(question, fallback, "single_agent_fallback" if fallback else "none",
+                                  decision, critique, error=f"{type(error).__name__}: {error}",
+                                  trace=tuple(trace))
+        trace += _debate_calls(debate)
+        return PipelineAnswer(question, debate.final_answer, "debate", decision, critique, debate,
+                              trace=tuple(trace))
+
+    def answer_batch(self, questions: Sequence[Question | str], *, max_concurrency: int = 1,
+                     progress: bool = False) -> list[PipelineAnswer]:
+        """Answer many questions, at most `max_concurrency` at a time, results in input order."""
+        if max_concurrency < 1:
+            raise ConfigError("max_concurrency", f"must be >= 1, got {max_concurrency}")
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(questions), unit="q", disable=not progress, desc="imad")
+        results: list[PipelineAnswer | None] = [None] * len(questions)
+
+        def work(index: int) -> None:
+            results[index] = self.answer(questions[index])
+            bar.update(1)
+
+        try:
+            if max_concurrency == 1:
+                for index in range(len(questions)):
+                    work(index)
+            else:
+                with ThreadPoolExecutor(max_workers=max_concurrency) as pool:
+                    list(pool.map(work, range(len(questions))))
+        finally:
+            bar.close()
+        return [r for r in results if r is not None]
+
+
+def router_confidence_source(router: Router) -> str:
+    """The confidence source the router was trained with (recorded in its checkpoint)."""
+    sources = router.metadata.get("data", {}).get("confidence_sources") or ["verbal"]
+    return sources[0] if sources[0] in ("verbal", "token_probability") else "verbal"

@@ -1,0 +1,115 @@
+"""The pipeline end to end: kept and escalated answers, token totals, failures recorded."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from imad.errors import ConfigError, LLMServerError
+from imad.llm.scripted import ScriptedChat
+from imad.pipeline import Pipeline
+from imad.question import Question, TaskType
+from tests.router.router_helpers import make_router
+from training.data import load_questions
+
+MCQ = Question("Which drug is an opioid?", TaskType.MULTIPLE_CHOICE,
+               ("Aspirin", "Ibuprofen", "Paracetamol", "Morphine"), id="q1")
+CRITIQUE = {"initial_answer": "D", "initial_reasoning": "Morphine binds the mu opioid receptor.",
+            "critique": "Paracetamol might be argued for, but it is not an opioid at all.",
+            "alternative_answer": "C", "final_answer": "D",
+            "confidence_initial": 90, "confidence_critique": 10}
+
+
+def scripted(request):
+    """Self-critique calls get the critique; debate calls get a valid one-option answer."""
+    schema = request.json_schema or {}
+    if "critique" in schema.get("properties", {}):
+        return json.dumps(CRITIQUE)
+    properties = schema.get("properties", {})
+    answer = {name: ("D" if name == "answer" else 0.9 if "confidence" in name else "Because D.")
+              for name in properties}
+    return json.dumps(answer or {"answer": "D"})
+
+
+def small_pipeline(chat, tau, backend="svrmad"):
+    options = {"n_agents": 3, "consensus_agree": 3} if backend == "svrmad" else {"n_agents": 2, "n_rounds": 1}
+    return Pipeline(make_router(), chat, backend, tau=tau, backend_options=options)
+
+
+def check_totals(result):
+    assert result.prompt_tokens == sum(c["prompt_tokens"] for c in result.trace)
+    assert result.completion_tokens == sum(c["completion_tokens"] for c in result.trace)
+    critique_tokens = result.critique.prompt_tokens + result.critique.completion_tokens
+    debate_tokens = result.debate.total_tokens if result.debate else 0
+    assert result.total_tokens == critique_tokens + debate_tokens
+
+
+def test_kept_when_tau_is_zero():
+    chat = ScriptedChat(scripted)
+    result = small_pipeline(chat, tau=0.0).answer(MCQ)
+    assert (result.source, result.answer, result.escalated) == ("single_agent", "D", False)
+    assert len(chat.calls) == 1 and len(result.trace) == 1
+    check_totals(result)
+
+
+def test_escalated_when_tau_is_one():
+    chat = ScriptedChat(scripted)
+    result = small_pipeline(chat, tau=1.0).answer(MCQ)
+    assert result.source == "debate" and result.escalated and result.debate is not None
+    assert result.answer == result.debate.final_answer
+    assert len(result.trace) == 1 + result.debate.n_calls == len(chat.calls)
+    assert "seed_opening:agent_0" in result.debate.flags  # the self-critique was not paid twice
+    check_totals(result)
+
+
+def test_unparseable_critique_escalates_with_the_reason():
+    def garbage_first(request):
+        return "not json" if "critique" in (request.json_schema or {}).get("properties", {}) \
+            else scripted(request)
+
+    result = small_pipeline(ScriptedChat(garbage_first), tau=0.0).answer(MCQ)
+    assert result.escalated and result.decision.parse_status == "unparsed"
+    assert "parse_error" in result.decision.reasons[0] or "parse_error" in (result.decision.parse_error or "")
+    assert result.source == "debate"
+
+
+def test_failed_debate_falls_back_to_the_self_critique_answer():
+    def fail_debate(request):
+        if "critique" in (request.json_schema or {}).get("properties", {}):
+            return json.dumps(CRITIQUE)
+        raise LLMServerError("HTTP 503")
+
+    result = small_pipeline(ScriptedChat(fail_debate), tau=1.0).answer(MCQ)
+    assert result.source in ("single_agent_fallback", "debate")
+    if result.source == "single_agent_fallback":
+        assert result.answer == "D" and "503" in result.error
+
+
+def test_batch_keeps_order(tmp_path):
+    questions = [Question(f"Which is an opioid? ({i})", TaskType.MULTIPLE_CHOICE,
+                          MCQ.choices, id=f"q{i}") for i in range(5)]
+    results = small_pipeline(ScriptedChat(scripted), tau=0.0).answer_batch(questions, max_concurrency=3)
+    assert [r.question.id for r in results] == [q.id for q in questions]
+
+
+def test_bad_settings():
+    with pytest.raises(ConfigError, match="tau"):
+        Pipeline(make_router(), ScriptedChat(scripted), "acemad", tau=1.5)
+    with pytest.raises(ConfigError, match="unknown debate back-end"):
+        Pipeline(make_router(), ScriptedChat(scripted), "shouting")
+
+
+@pytest.mark.llm
+@pytest.mark.parametrize(("tau", "escalated"), [(0.0, False), (1.0, True)])
+def test_real_embedded_model_end_to_end(embedded_model, fixture_data_dir, tau, escalated):
+    question = load_questions("medqa", data_dir=fixture_data_dir, limit=1)[0]
+    pipeline = Pipeline(make_router(), embedded_model, "svrmad", tau=tau,
+                        backend_options={"n_agents": 3, "consensus_agree": 3, "max_debates": 2})
+    result = pipeline.answer(question)
+    assert result.escalated is escalated
+    assert result.answer in ("", *question.option_letters)
+    assert result.prompt_tokens > 100 and result.completion_tokens > 0
+    check_totals(result)
+    if escalated:
+        assert result.debate is not None and result.debate.n_calls >= 1
