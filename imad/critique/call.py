@@ -78,7 +78,7 @@ class SelfCritique:
     temperature: float = 0.0
     seed: int | None = 0
     confidence_source: str = "verbal"
-    max_text_chars: int = 400
+    max_text_chars: int = 300
 
     def __post_init__(self) -> None:
         if self.confidence_source not in CONFIDENCE_SOURCES:
@@ -93,7 +93,9 @@ class SelfCritique:
 
     @property
     def wants_logprobs(self) -> bool:
-        return bool(getattr(self.model, "supports_logprobs", False))
+        """Log-probs only for the token-probability confidence (see `response_schema`)."""
+        return self.confidence_source == "token_probability" and bool(
+            getattr(self.model, "supports_logprobs", False))
 
     def request(self, question: Question) -> ChatRequest:
         """The chat request for `question` (also the cache key of its answer)."""

@@ -48,7 +48,8 @@ def parse_critique(text: str, question: Question, *, strict: bool = False) -> Cr
 
 def _strict_fields(text: str) -> dict[str, Any]:
     try:
-        data = json.loads(text)
+        # strict=False: the grammar lets raw control characters (newlines, tabs) into strings
+        data = json.loads(text, strict=False)
     except json.JSONDecodeError as error:
         raise CritiqueParseError(f"schema-constrained output is not valid JSON ({error.msg} at "
                                  f"char {error.pos}); is the response truncated?", text) from error
@@ -75,7 +76,7 @@ def _tolerant_fields(text: str) -> dict[str, Any]:
 def _first_json_object(text: str) -> dict[str, Any] | None:
     """The first JSON object in `text` that has at least one self-critique field."""
     cleaned = _FENCE.sub(" ", text)
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     start = cleaned.find("{")
     attempts = 0
     while start != -1 and attempts < 50:  # bounded: adversarial text cannot make this quadratic
