@@ -29,10 +29,10 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import EarlyStopping
 from lightning.pytorch.loggers import CSVLogger
-from sklearn.linear_model import LogisticRegression
 
 from imad.errors import ConfigError, DatasetError, FeatureError
 from imad.router import Router
+from training.baselines import baseline_probabilities
 from training.config import FitConfig, config_from_args
 from training.datamodule import CorpusDataModule, load_corpus
 from training.export import build_router, export_router
@@ -162,30 +162,6 @@ def _fit(config: FitConfig) -> FitResult:
         json.dumps({**metrics, "history": module.history}, indent=2) + "\n", encoding="utf-8"
     )
     return FitResult(router, metrics, checkpoint, run_dir, validation_x, validation_y)
-
-
-def baseline_probabilities(
-    train_features: np.ndarray,
-    train_labels: np.ndarray,
-    validation_features: np.ndarray,
-    scaler_mean: np.ndarray,
-    scaler_scale: np.ndarray,
-    confidence_column: int,
-) -> dict[str, np.ndarray]:
-    """The two reference scorers on the validation rows (SPEC §10 compares against them).
-
-    `confidence_initial`: the model's own verbal confidence as p (what DOWN thresholds).
-    `logistic_regression`: sklearn's default L2 logistic regression on the scaled 41 features,
-    fitted on the training rows.
-    """
-    def scale(matrix: np.ndarray) -> np.ndarray:  # the runtime Router's scaling
-        return (matrix - scaler_mean) / scaler_scale
-
-    regression = LogisticRegression(max_iter=2000).fit(scale(train_features), train_labels)
-    return {
-        "confidence_initial": np.clip(validation_features[:, confidence_column], 0.0, 1.0),
-        "logistic_regression": regression.predict_proba(scale(validation_features))[:, 1],
-    }
 
 
 def _devices(value: str) -> int | str:

@@ -11,16 +11,26 @@ from pathlib import Path
 
 from imad.errors import DatasetError
 from imad.question import Question
+from training.data.bbh import load_bbh
 from training.data.generic import load_generic_jsonl
 from training.data.gqa import load_gqa
+from training.data.gsm8k import load_gsm8k
 from training.data.location import resolve_data_dir
 from training.data.medqa import load_medqa
+from training.data.mmlu import load_mmlu
+from training.data.mmlu_pro import load_mmlu_pro
 from training.data.pubmedqa import load_pubmedqa
+from training.data.scienceqa import load_scienceqa
 
 DATASETS: dict[str, Callable[..., list[Question]]] = {
     "pubmedqa": load_pubmedqa,
     "gqa": load_gqa,
     "medqa": load_medqa,
+    "gsm8k": load_gsm8k,
+    "mmlu": load_mmlu,
+    "mmlu_pro": load_mmlu_pro,
+    "bbh": load_bbh,
+    "scienceqa": load_scienceqa,
 }
 
 

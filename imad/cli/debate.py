@@ -1,0 +1,76 @@
+"""`imad debate`: run one debate back-end on one question and print the outcome.
+
+    imad debate "Which drug is an opioid?" --choices Aspirin Morphine --backend acemad
+    imad debate "…" --choices … --backend svrmad --set n_agents=4 --set tau=0.8 --json
+
+`--set FIELD=VALUE` overrides a field of the back-end's config (see `imad.debate`); values are
+read as int, float or true/false when they look like one. The model is loaded only when the
+command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from imad.cli.common import add_question_arguments, print_json, question_from_args
+from imad.errors import ConfigError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from imad.debate.registry import BACKENDS
+
+    add_question_arguments(parser)
+    parser.add_argument("--backend", choices=list(BACKENDS), default="acemad",
+                        help="debate back-end (default: %(default)s)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="FIELD=VALUE", help="override a config field (repeatable)")
+    parser.add_argument("--no-trace", action="store_true",
+                        help="with --json, leave the per-call trace out")
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """`["n_agents=3", "eta=0.5", "show_influence=false"]` → typed keyword arguments."""
+    fields: dict[str, Any] = {}
+    for item in items:
+        name, separator, raw = item.partition("=")
+        if not separator or not name.strip():
+            raise ConfigError("--set", f"expected FIELD=VALUE, got {item!r}")
+        fields[name.strip()] = _coerce(raw.strip())
+    return fields
+
+
+def _coerce(value: str) -> Any:
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from imad.debate.registry import create_backend
+    from imad.llm.spec import chat_model_from_spec
+
+    question = question_from_args(args)
+    backend = create_backend(args.backend, chat_model_from_spec(args.llm),
+                             **parse_overrides(args.overrides))
+    result = backend.run(question)
+    if args.json:
+        print_json(result.to_dict(include_trace=not args.no_trace))
+        return 0 if result.final_answer else 3
+    answer = result.final_answer or "(none)"
+    if result.final_answer in question.option_letters:
+        answer += f". {question.choices[question.option_letters.index(result.final_answer)]}"
+    print(f"answer: {answer}")
+    print(f"backend: {result.backend}, stopped: {result.stop_reason}")
+    print(f"calls: {result.n_calls}, messages: {result.messages}, tokens: "
+          f"{result.prompt_tokens} prompt + {result.completion_tokens} completion")
+    for index, answers in enumerate(result.rounds):
+        print(f"round {index}: " + ", ".join(f"{agent}={a or '?'}" for agent, a in answers.items()))
+    if result.flags:
+        print("flags: " + ", ".join(result.flags))
+    return 0 if result.final_answer else 3

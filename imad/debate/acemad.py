@@ -1,0 +1,359 @@
+"""AceMAD: peer-prediction debate with multiplicative influence weights (SPEC §8, papers/acemad).
+
+Each round every agent writes an argument and privately commits its self-belief p_i (a
+distribution over the options) and its peer prediction q̂_i (the average belief it expects the
+other agents to hold), before it sees this round's peers: all calls of a round are made at once.
+Then, with Q̄₋ᵢ = mean_{j≠i} p_j,
+
+    S_i = 1 − ‖q̂_i − Q̄₋ᵢ‖²,      w_i ← w_i · exp(η S_i)   (normalised, carried across rounds)
+
+and the answer is argmax_y Σ_i w_i^γ p_i(y) ("soft"), or Σ_i w_i^γ [y = answer_i] ("hard")
+(the arithmetic is in `imad.debate.peer_prediction`).
+From round 1 on, agents see their peers' last arguments with their current influence w_j, so
+a well-scored minority is also heard more in the debate itself.
+
+Beliefs (config `belief_source`):
+- "json": written in the reply as {option: 0–100} maps (schema-constrained), renormalised;
+- "logprobs": read from the model's next-token distribution at the `answer` field (p_i) and at an
+  `others_answer` field, "the answer most other agents will give" (q̂_i) — see
+  `imad.debate.beliefs.option_distribution`; needs a back-end with log-probs;
+- "auto": logprobs when the model provides them, else json.
+An unusable self-belief falls back to one-hot on the agent's stated answer (or uniform when it
+stated none); an unusable peer prediction to uniform. Every fallback is flagged in the result.
+A call that fails outright (an LLMError, flagged `call_failed`) after round 0 leaves the agent
+on its last turn with no new prediction (a neutral score, as for the seed).
+
+Open-answer questions (numeric, short answer) have no option list. AceMAD then runs one extra
+proposal round first (round 0, no beliefs, the seed response stands in for agent 0): the distinct
+canonical answers proposed, most frequent first (at most `max_candidates`), become lettered options
+for the T belief rounds that follow (rounds 1…T). A single proposed answer ends the debate
+("consensus"); none raises DebateError.
+
+A seed response stands in for agent 0's round-0 argument and belief (its confidence on its
+answer, the rest spread evenly). It carries no peer prediction, so agent 0's round-0 score is the
+mean of the others' scores: its weight is left neutral rather than penalised.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from imad.critique.schema import CritiqueResponse
+from imad.debate.base import (
+    AgentConfig,
+    DebateBackend,
+    agent_names,
+    check_question,
+    collect_openings,
+    opening_from_seed,
+    require,
+)
+from imad.debate.beliefs import (
+    Distribution,
+    one_hot,
+    option_distribution,
+    parse_distribution,
+    uniform,
+)
+from imad.debate.calls import CallOutcome, CallRecorder, CallSpec
+from imad.debate.peer_prediction import (
+    aggregate,
+    choose,
+    peer_prediction_scores,
+    spread_belief,
+    update_weights,
+)
+from imad.debate.prompts import (
+    ANSWER_REPLY,
+    CONFIDENCE_SCHEMA,
+    PeerMessage,
+    answer_instruction,
+    answer_schema,
+    argument_from,
+    argument_schema,
+    build_messages,
+    format_peer,
+    format_question,
+    letters,
+    object_schema,
+    parse_answer,
+    parse_json_object,
+)
+from imad.debate.result import DebateResult
+from imad.errors import DebateError
+from imad.question import Question
+
+BeliefSource = Literal["auto", "json", "logprobs"]
+Aggregation = Literal["soft", "hard"]
+
+
+@dataclass(frozen=True)
+class AceMADConfig(AgentConfig):
+    """AceMAD parameters (SPEC §8 defaults).
+
+    n_agents: N agents. n_rounds: T rounds (round 0 is the first, independent one).
+    eta: η, the learning rate of the multiplicative weights (0 = no peer prediction: a vote).
+    gamma: γ, the exponent on the weights in the final aggregation (1; 2 sharpens).
+    aggregation: "soft" sums weighted beliefs, "hard" sums weighted stated answers.
+    belief_source: "auto" | "json" | "logprobs" (see the module docstring).
+    top_logprobs: alternatives per token requested when beliefs come from log-probs.
+    show_influence: show peers' current weights next to their arguments.
+    max_candidates: at most this many proposed answers become options of an open question.
+    """
+
+    n_agents: int = 5
+    n_rounds: int = 3
+    eta: float = 1.0
+    gamma: float = 1.0
+    aggregation: Aggregation = "soft"
+    belief_source: BeliefSource = "auto"
+    top_logprobs: int = 10
+    show_influence: bool = True
+    max_candidates: int = 6
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.n_agents >= 2, "AceMADConfig.n_agents", f"must be >= 2, got {self.n_agents}")
+        require(self.n_rounds >= 1, "AceMADConfig.n_rounds", f"must be >= 1, got {self.n_rounds}")
+        require(self.eta >= 0 and math.isfinite(self.eta), "AceMADConfig.eta",
+                f"must be a finite number >= 0, got {self.eta}")
+        require(self.gamma > 0 and math.isfinite(self.gamma), "AceMADConfig.gamma",
+                f"must be a finite number > 0, got {self.gamma}")
+        require(self.aggregation in ("soft", "hard"), "AceMADConfig.aggregation",
+                f"must be 'soft' or 'hard', got {self.aggregation!r}")
+        require(self.belief_source in ("auto", "json", "logprobs"), "AceMADConfig.belief_source",
+                f"must be 'auto', 'json' or 'logprobs', got {self.belief_source!r}")
+        require(1 <= self.top_logprobs <= 20, "AceMADConfig.top_logprobs",
+                f"must be in [1, 20], got {self.top_logprobs}")
+        require(self.max_candidates >= 2, "AceMADConfig.max_candidates",
+                f"must be >= 2, got {self.max_candidates}")
+
+
+# --- Open questions -------------------------------------------------------------------------
+
+
+def propose_candidates(answers: Sequence[str], limit: int) -> tuple[str, ...]:
+    """Distinct non-empty answers, most frequent first (ties: first proposed), at most `limit`."""
+    counts = Counter(a for a in answers if a)
+    order = {a: i for i, a in reversed(list(enumerate(answers)))}
+    ranked = sorted(counts, key=lambda a: (-counts[a], order[a]))
+    return tuple(ranked[:limit])
+
+
+# --- The back-end -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Turn:
+    """One agent's commitment in one round."""
+
+    answer: str
+    argument: str
+    belief: Distribution
+    prediction: Distribution | None
+    belief_fallback: str | None = None
+
+
+class AceMAD(DebateBackend):
+    """Peer-prediction debate (see the module docstring)."""
+
+    name = "acemad"
+    config_class = AceMADConfig
+    config: AceMADConfig
+
+    def run(self, question: Question,
+            seed_response: CritiqueResponse | None = None) -> DebateResult:
+        question = check_question(question)
+        cfg = self.config
+        recorder = CallRecorder(self.model)
+        agents = agent_names(cfg.n_agents)
+        use_logprobs = cfg.belief_source == "logprobs" or (
+            cfg.belief_source == "auto" and self.model.supports_logprobs)
+        if cfg.belief_source == "logprobs" and not self.model.supports_logprobs:
+            recorder.flag("logprobs_unsupported")
+        rounds: list[dict[str, str]] = []
+        labels: tuple[str, ...] = question.answer_options
+        candidates: tuple[str, ...] = ()
+        first_round = 0
+        previous: list[_Turn] | None = None
+        if not labels:
+            openings = collect_openings(self, recorder, question, agents, seed_response,
+                                        role="propose")
+            rounds.append({o.agent: o.answer for o in openings})
+            candidates = propose_candidates([o.answer for o in openings], cfg.max_candidates)
+            if not candidates:
+                raise DebateError("no agent proposed a parseable answer to this open question "
+                                  f"({len(openings)} replies, none with an answer)")
+            if len(candidates) == 1:
+                return self._result(candidates[0], rounds, recorder, "consensus",
+                                    {"options": list(candidates), "rounds": []})
+            labels, first_round, seed_response = candidates, 1, None
+            n = len(labels)
+            previous = [_Turn(o.answer, o.argument, uniform(n), None) for o in openings]
+        keys = letters(len(labels)) if candidates else labels
+        weights = uniform(cfg.n_agents)
+        round_details: list[dict[str, Any]] = []
+        stop_reason = "rounds_done"
+        turns: list[_Turn] = []
+        for t in range(first_round, first_round + cfg.n_rounds):
+            turns = self._round(question, recorder, agents, t, previous, weights, labels, keys,
+                                candidates, use_logprobs, seed_response if t == 0 else None)
+            if turns is None:
+                if previous is None or t == first_round:
+                    error = recorder.trace[-1].error
+                    raise DebateError(f"every call of AceMAD round {t} to "
+                                      f"{self.model.model_id!r} failed (last error: {error}); "
+                                      "check the model or server")
+                stop_reason = "calls_failed"
+                turns = previous
+                break
+            beliefs = [turn.belief for turn in turns]
+            scores = peer_prediction_scores(beliefs, [turn.prediction for turn in turns])
+            weights = update_weights(weights, scores, cfg.eta)
+            rounds.append({agent: turn.answer for agent, turn in zip(agents, turns, strict=True)})
+            round_details.append({
+                "round": t,
+                "beliefs": {a: list(turn.belief) for a, turn in zip(agents, turns, strict=True)},
+                "predictions": {a: None if turn.prediction is None else list(turn.prediction)
+                                for a, turn in zip(agents, turns, strict=True)},
+                "scores": dict(zip(agents, scores, strict=True)),
+                "weights": dict(zip(agents, weights, strict=True)),
+            })
+            previous = turns
+        final_answer, support = self._decide(turns, weights, labels)
+        if not final_answer:
+            recorder.flag("no_answer")
+        details = {"options": list(labels), "belief_source": "logprobs" if use_logprobs else "json",
+                   "weights": dict(zip(agents, weights, strict=True)),
+                   "support": dict(zip(labels, support, strict=True)), "rounds": round_details}
+        return self._result(final_answer, rounds, recorder, stop_reason, details)
+
+    def _decide(self, turns: Sequence[_Turn], weights: Sequence[float],
+                labels: Sequence[str]) -> tuple[str, tuple[float, ...]]:
+        index = {label: y for y, label in enumerate(labels)}
+        answers = [index.get(turn.answer) for turn in turns]
+        hard = self.config.aggregation == "hard"
+        support = aggregate(weights, [turn.belief for turn in turns], self.config.gamma,
+                            answers if hard else None)
+        informative = [turn for turn in turns if turn.belief_fallback != "uniform"]
+        if not informative or not any(support):
+            return "", support
+        preference = [y for y in answers if y is not None]
+        return labels[choose(support, preference)], support
+
+    def _round(self, question: Question, recorder: CallRecorder, agents: Sequence[str], t: int,
+               previous: Sequence[_Turn] | None, weights: Sequence[float],
+               labels: tuple[str, ...], keys: tuple[str, ...], candidates: tuple[str, ...],
+               use_logprobs: bool, seed_response: CritiqueResponse | None) -> list[_Turn] | None:
+        """One round of private commitments; None when every call failed."""
+        cfg = self.config
+        n = len(labels)
+        turns: dict[int, _Turn] = {}
+        if seed_response is not None:
+            seeded = opening_from_seed(seed_response, question, agents[0])
+            if seeded.answer in labels:
+                turns[0] = _Turn(seeded.answer, seeded.argument,
+                                 spread_belief(labels.index(seeded.answer), seeded.confidence, n),
+                                 None)
+                recorder.flag("seed_opening:" + agents[0])
+            else:
+                recorder.flag("seed_unusable")
+        schema = self._schema(question, keys, use_logprobs)
+        specs: list[CallSpec] = []
+        for i, agent in enumerate(agents):
+            if i in turns:
+                continue
+            body = self._prompt(question, i, agents, previous, weights, candidates, use_logprobs)
+            request = self.request(i, t, build_messages(agent, body), schema, logprobs=use_logprobs,
+                                   top_logprobs=cfg.top_logprobs)
+            specs.append(CallSpec(agent, t, "argue", request,
+                                  messages_in=0 if previous is None else len(agents) - 1))
+        outcomes = recorder.run(specs)
+        if outcomes and all(o.failed for o in outcomes) and not turns:
+            return None
+        for spec, outcome in zip(specs, outcomes, strict=True):
+            i = agents.index(spec.agent)
+            if outcome.failed and previous is not None:
+                # No reply at all: the agent stands by its last turn and makes no new prediction.
+                turns[i] = _Turn(previous[i].answer, previous[i].argument, previous[i].belief,
+                                 None, previous[i].belief_fallback)
+                continue
+            turns[i] = self._parse_turn(outcome, question, labels, keys, candidates, use_logprobs,
+                                        recorder)
+        return [turns[i] for i in range(len(agents))]
+
+    def _schema(self, question: Question, keys: tuple[str, ...],
+                use_logprobs: bool) -> dict[str, Any]:
+        argument = argument_schema(self.config.argument_chars)
+        answer = answer_schema(question, keys)
+        if use_logprobs:
+            return object_schema({"argument": argument, "answer": answer, "others_answer": answer})
+        distribution = object_schema({key: CONFIDENCE_SCHEMA for key in keys})
+        return object_schema({"argument": argument, "answer": answer,
+                              "self_belief": distribution, "peer_prediction": distribution})
+
+    def _prompt(self, question: Question, i: int, agents: Sequence[str],
+                previous: Sequence[_Turn] | None, weights: Sequence[float],
+                candidates: tuple[str, ...], use_logprobs: bool) -> str:
+        cfg = self.config
+        parts = [format_question(question, candidates)]
+        if previous is not None:
+            parts.append("Other agents' last answers:")
+            for j, turn in enumerate(previous):
+                if j == i:
+                    continue
+                influence = weights[j] if cfg.show_influence else None
+                peer = PeerMessage(agents[j], turn.answer, turn.argument, influence)
+                parts.append(format_peer(peer, cfg.peer_chars))
+            parts.append(f"Your last answer: {previous[i].answer or '?'}.")
+        parts.append(answer_instruction(question, candidates) + " " + ANSWER_REPLY)
+        if use_logprobs:
+            parts.append("Then others_answer: the answer you expect most other agents to give.")
+        else:
+            parts.append("Then, privately: self_belief, your probability (0-100) of each option; "
+                         "peer_prediction, the average probability the other agents will give "
+                         "each option.")
+        return "\n".join(parts)
+
+    def _parse_turn(self, outcome: CallOutcome, question: Question, labels: tuple[str, ...],
+                    keys: tuple[str, ...], candidates: tuple[str, ...], use_logprobs: bool,
+                    recorder: CallRecorder) -> _Turn:
+        where = f"{outcome.spec.agent}:r{outcome.spec.round}"
+        n = len(labels)
+        text = outcome.text
+        data = parse_json_object(text)
+        answer = parse_answer(text, question, data, candidates)
+        belief: Distribution | None
+        prediction: Distribution | None
+        if use_logprobs:
+            logprobs = outcome.response.token_logprobs if outcome.response else None
+            belief = option_distribution(logprobs, "answer", keys)
+            prediction = option_distribution(logprobs, "others_answer", keys)
+            if prediction is None:
+                others = parse_answer(text, question, data, candidates, key="others_answer")
+                prediction = one_hot(labels.index(others), n) if others in labels else None
+        else:
+            section = data or {}
+            belief = parse_distribution(section.get("self_belief"), keys)
+            prediction = parse_distribution(section.get("peer_prediction"), keys)
+        fallback = None
+        if belief is None:
+            fallback = "one_hot" if answer in labels else "uniform"
+            belief = one_hot(labels.index(answer), n) if answer in labels else uniform(n)
+            recorder.flag(f"belief_fallback_{fallback}:{where}")
+        if prediction is None:
+            prediction = uniform(n)
+            recorder.flag(f"peer_prediction_fallback_uniform:{where}")
+        if not answer and fallback is None:
+            answer = labels[max(range(n), key=lambda y: belief[y])]
+            recorder.flag(f"answer_from_belief:{where}")
+        return _Turn(answer, argument_from(text, data), belief, prediction, fallback)
+
+    def _result(self, final_answer: str, rounds: list[dict[str, str]], recorder: CallRecorder,
+                stop_reason: str, details: dict[str, Any]) -> DebateResult:
+        return DebateResult(self.name, final_answer, tuple(rounds), tuple(recorder.trace),
+                            stop_reason, tuple(recorder.flags), details)

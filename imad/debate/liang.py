@@ -1,0 +1,152 @@
+"""Liang et al. (2023) multi-agent debate: affirmative, negative and a judge (SPEC §8).
+
+Round 0: the affirmative answers (the seed response stands in for it), and the negative, having
+read it, argues for a different answer (for a closed question its answer schema excludes the
+affirmative's). In each later round each debater reads the other's last argument and answers
+again. After every round the judge reads both debaters' latest arguments and returns a verdict
+and whether the debate is decided; it ends when the judge says so or after `max_rounds`.
+If the judge gives no usable answer, the affirmative's last answer stands (flagged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from imad.critique.schema import CritiqueResponse
+from imad.debate.base import (
+    AgentConfig,
+    DebateBackend,
+    Opening,
+    check_question,
+    collect_openings,
+    parse_opening,
+    require,
+)
+from imad.debate.calls import CallRecorder, CallSpec
+from imad.debate.prompts import (
+    OPENING_REPLY,
+    PeerMessage,
+    answer_instruction,
+    answer_schema,
+    argument_schema,
+    build_messages,
+    format_peer,
+    format_question,
+    object_schema,
+    opening_schema,
+    parse_answer,
+    parse_json_object,
+)
+from imad.debate.result import DebateResult
+from imad.question import Question
+
+AFFIRMATIVE, NEGATIVE, JUDGE = "affirmative", "negative", "judge"
+
+
+@dataclass(frozen=True)
+class LiangConfig(AgentConfig):
+    """max_rounds: debate rounds including the first (3). judge_temperature: the judge's (0)."""
+
+    max_rounds: int = 3
+    judge_temperature: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.max_rounds >= 1, "LiangConfig.max_rounds",
+                f"must be >= 1, got {self.max_rounds}")
+        require(0.0 <= self.judge_temperature <= 2.0, "LiangConfig.judge_temperature",
+                f"must be in [0, 2], got {self.judge_temperature}")
+
+
+class LiangMAD(DebateBackend):
+    """Affirmative vs negative, refereed by a judge."""
+
+    name = "liang"
+    config_class = LiangConfig
+    config: LiangConfig
+
+    def run(self, question: Question,
+            seed_response: CritiqueResponse | None = None) -> DebateResult:
+        question = check_question(question)
+        cfg = self.config
+        recorder = CallRecorder(self.model)
+        affirmative = collect_openings(self, recorder, question, [AFFIRMATIVE], seed_response,
+                                       role=AFFIRMATIVE)[0]
+        negative = self._negative_opening(question, recorder, affirmative)
+        rounds = [{AFFIRMATIVE: affirmative.answer, NEGATIVE: negative.answer}]
+        verdict, stop, decided_round = "", "rounds_done", None
+        for t in range(cfg.max_rounds):
+            if t > 0:
+                affirmative, negative = self._exchange(question, recorder, t, affirmative, negative)
+                rounds.append({AFFIRMATIVE: affirmative.answer, NEGATIVE: negative.answer})
+            verdict, decided = self._judge(question, recorder, t, affirmative, negative)
+            rounds[-1][JUDGE] = verdict
+            if decided and verdict:
+                stop, decided_round = "judge_decided", t
+                break
+        final = verdict
+        if not final:
+            final = affirmative.answer
+            recorder.flag("judge_fallback_affirmative")
+        details = {"decided_round": decided_round}
+        return DebateResult(self.name, final, tuple(rounds), tuple(recorder.trace), stop,
+                            tuple(recorder.flags), details)
+
+    def _negative_opening(self, question: Question, recorder: CallRecorder,
+                          affirmative: Opening) -> Opening:
+        others = tuple(o for o in question.answer_options if o != affirmative.answer)
+        schema = opening_schema(question, self.config.argument_chars, enum=others)
+        body = "\n".join([
+            format_question(question),
+            format_peer(PeerMessage(AFFIRMATIVE, affirmative.answer, affirmative.argument),
+                        self.config.peer_chars),
+            "You are the negative side: argue for a different answer. "
+            + answer_instruction(question) + " " + OPENING_REPLY,
+        ])
+        request = self.request(1, 0, build_messages(NEGATIVE, body), schema)
+        outcome = recorder.run_one(CallSpec(NEGATIVE, 0, NEGATIVE, request, messages_in=1))
+        return parse_opening(outcome, question)
+
+    def _exchange(self, question: Question, recorder: CallRecorder, t: int, affirmative: Opening,
+                  negative: Opening) -> tuple[Opening, Opening]:
+        schema = opening_schema(question, self.config.argument_chars)
+        specs = []
+        for index, (me, other) in enumerate(((affirmative, negative), (negative, affirmative))):
+            body = "\n".join([
+                format_question(question),
+                f"Your answer: {me.answer or '?'}.",
+                "The other side says:",
+                format_peer(PeerMessage(other.agent, other.answer, other.argument),
+                            self.config.peer_chars),
+                "Reply to it. " + answer_instruction(question)
+                + " " + OPENING_REPLY,
+            ])
+            request = self.request(index, t, build_messages(me.agent, body), schema)
+            specs.append(CallSpec(me.agent, t, me.agent, request, messages_in=1))
+        replies = [parse_opening(o, question) for o in recorder.run(specs)]
+        # A failed or unparseable turn leaves that side's previous answer standing.
+        return (replies[0] if replies[0].answer else affirmative,
+                replies[1] if replies[1].answer else negative)
+
+    def _judge(self, question: Question, recorder: CallRecorder, t: int, affirmative: Opening,
+               negative: Opening) -> tuple[str, bool]:
+        schema = object_schema({"reasoning": argument_schema(self.config.argument_chars),
+                                "decided": {"type": "boolean"},
+                                "answer": answer_schema(question)})
+        body = "\n".join([
+            format_question(question),
+            "Two debaters argued:",
+            format_peer(PeerMessage(AFFIRMATIVE, affirmative.answer, affirmative.argument),
+                        self.config.peer_chars),
+            format_peer(PeerMessage(NEGATIVE, negative.answer, negative.argument),
+                        self.config.peer_chars),
+            "You are the judge. " + answer_instruction(question) + " Reply in JSON: a short "
+            "reasoning, decided (true if the right answer is clear), and the answer.",
+        ])
+        request = self.request(2, t, build_messages(JUDGE, body), schema,
+                               temperature=self.config.judge_temperature)
+        outcome = recorder.run_one(CallSpec(JUDGE, t, JUDGE, request, messages_in=2))
+        data = parse_json_object(outcome.text)
+        decided = bool(data.get("decided")) if data is not None and isinstance(
+            data.get("decided"), bool) else False
+        return parse_answer(outcome.text, question, data), decided

@@ -1,0 +1,104 @@
+"""All-to-all multi-agent debate (Du et al., 2023) — the "full MAD" baseline (SPEC §8, §10).
+
+N agents answer independently (round 0); in each later round every agent sees all the other
+agents' previous answers and arguments and answers again. The final answer is the majority vote
+of the last round, ties broken by the earlier rounds' answers. Every agent receives N−1 messages
+per later round: N(N−1)(R−1) messages in all — the quadratic cost SVR-MAD avoids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from imad.critique.schema import CritiqueResponse
+from imad.debate.base import (
+    AgentConfig,
+    DebateBackend,
+    Opening,
+    agent_names,
+    check_question,
+    collect_openings,
+    parse_opening,
+    require,
+)
+from imad.debate.calls import CallRecorder, CallSpec
+from imad.debate.prompts import (
+    OPENING_REPLY,
+    PeerMessage,
+    answer_instruction,
+    build_messages,
+    format_peer,
+    format_question,
+    opening_schema,
+)
+from imad.debate.result import DebateResult
+from imad.debate.voting import majority_vote
+from imad.question import Question
+
+
+@dataclass(frozen=True)
+class MADConfig(AgentConfig):
+    """n_agents: N debaters (3, as in Du et al.). n_rounds: R rounds including the first (2)."""
+
+    n_agents: int = 3
+    n_rounds: int = 2
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.n_agents >= 2, "MADConfig.n_agents", f"must be >= 2, got {self.n_agents}")
+        require(self.n_rounds >= 1, "MADConfig.n_rounds", f"must be >= 1, got {self.n_rounds}")
+
+
+def update_prompt(question: Question, me: int, agents: list[str], previous: list[Opening],
+                  peer_chars: int) -> str:
+    parts = [format_question(question), "Other agents' last answers:"]
+    parts += [format_peer(PeerMessage(agents[j], o.answer, o.argument), peer_chars)
+              for j, o in enumerate(previous) if j != me]
+    parts.append(f"Your last answer: {previous[me].answer or '?'}.")
+    parts.append("Use their arguments as advice and answer again. " + answer_instruction(question)
+                 + " " + OPENING_REPLY)
+    return "\n".join(parts)
+
+
+class MAD(DebateBackend):
+    """Du et al. all-to-all debate."""
+
+    name = "mad"
+    config_class = MADConfig
+    config: MADConfig
+
+    def run(self, question: Question,
+            seed_response: CritiqueResponse | None = None) -> DebateResult:
+        question = check_question(question)
+        cfg = self.config
+        recorder = CallRecorder(self.model)
+        agents = agent_names(cfg.n_agents)
+        current = collect_openings(self, recorder, question, agents, seed_response)
+        history = [current]
+        stop = "rounds_done"
+        schema = opening_schema(question, cfg.argument_chars)
+        for t in range(1, cfg.n_rounds):
+            specs = []
+            for i, agent in enumerate(agents):
+                body = update_prompt(question, i, agents, current, cfg.peer_chars)
+                request = self.request(i, t, build_messages(agent, body), schema)
+                specs.append(CallSpec(agent, t, "update", request, messages_in=cfg.n_agents - 1))
+            outcomes = recorder.run(specs)
+            if all(o.failed for o in outcomes):
+                stop = "calls_failed"
+                break
+            updated = []
+            for previous, outcome in zip(current, outcomes, strict=True):
+                opening = parse_opening(outcome, question)
+                # A failed or unparseable update leaves the agent where it was.
+                updated.append(opening if opening.answer else previous)
+            current = updated
+            history.append(current)
+        answers = [o.answer for o in current]
+        earlier = [o.answer for openings in reversed(history[:-1]) for o in openings]
+        final = majority_vote(answers, tie_break=earlier)
+        if not final:
+            recorder.flag("no_answer")
+        rounds = tuple({o.agent: o.answer for o in openings} for openings in history)
+        return DebateResult(self.name, final, rounds, tuple(recorder.trace), stop,
+                            tuple(recorder.flags), {})

@@ -1,0 +1,51 @@
+"""The debate back-end registry: name → (config class, back-end class), checked on creation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from imad.debate.acemad import AceMAD, AceMADConfig
+from imad.debate.base import AgentConfig, DebateBackend
+from imad.debate.down import DOWN, DOWNConfig
+from imad.debate.liang import LiangConfig, LiangMAD
+from imad.debate.mad import MAD, MADConfig
+from imad.debate.single import CoT, CoTConfig, SelfConsistency, SelfConsistencyConfig
+from imad.debate.svrmad import SVRMAD, SVRMADConfig
+from imad.errors import ConfigError
+from imad.llm.types import ChatModel
+
+BACKENDS: dict[str, tuple[type[AgentConfig], type[DebateBackend]]] = {
+    "acemad": (AceMADConfig, AceMAD),
+    "svrmad": (SVRMADConfig, SVRMAD),
+    "cot": (CoTConfig, CoT),
+    "self_consistency": (SelfConsistencyConfig, SelfConsistency),
+    "mad": (MADConfig, MAD),
+    "liang": (LiangConfig, LiangMAD),
+    "down": (DOWNConfig, DOWN),
+}
+
+
+def make_config(name: str, **fields: Any) -> AgentConfig:
+    """The config of back-end `name` with `fields` overriding the defaults (validated)."""
+    config_class, _ = _entry(name)
+    unknown = sorted(set(fields) - set(config_class.__dataclass_fields__))
+    if unknown:
+        raise ConfigError(f"{config_class.__name__}.{unknown[0]}",
+                          f"unknown field; known: {sorted(config_class.__dataclass_fields__)}")
+    return config_class(**fields)
+
+
+def create_backend(name: str, model: ChatModel, config: AgentConfig | None = None,
+                   **fields: Any) -> DebateBackend:
+    """Back-end `name` on `model`, with `config` or a default config updated with `fields`."""
+    _, backend_class = _entry(name)
+    if config is not None and fields:
+        raise ConfigError("config", "pass either a config object or field overrides, not both")
+    return backend_class(model, config if config is not None else make_config(name, **fields))
+
+
+def _entry(name: str) -> tuple[type[AgentConfig], type[DebateBackend]]:
+    if name not in BACKENDS:
+        raise ConfigError("backend", f"unknown debate back-end {name!r}; choose one of "
+                          f"{', '.join(BACKENDS)}")
+    return BACKENDS[name]

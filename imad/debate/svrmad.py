@@ -1,0 +1,278 @@
+"""SVR-MAD: survival-rate-guided pairwise debate (SPEC §8, papers/svr-mad.nl).
+
+1. N agents answer independently. Each gets a prior π_i: exp(min token log-prob) or
+   1/perplexity of its argument and answer tokens when the back-end returns log-probs, else its
+   verbal confidence (config `prior_source`; "auto" = perplexity when available, else verbal).
+2. If at least `consensus_agree` agents agree (5 of 6 by default), stop.
+3. Within a budget of `max_debates` pairwise debates: the receiver R is the agent with the
+   highest score; the challengers are the top-S agents by score whose answers differ from R's.
+   R debates each challenger j in turn: both see the other's answer and argument and answer
+   again. A party that kept its canonical answer gets r+1, one that changed gets c+1, and
+   SVR = (r − c) / D with D = r + c. The score is π while D = 0, then the Beta posterior mean
+   (κπ + D(SVR+1)/2) / (κ + D) = (κπ + r) / (κ + D), which tends to the survival share as D grows.
+4. As soon as an agent that has debated reaches a score ≥ τ, its current answer is accepted.
+   Otherwise (budget spent, or no new pair left to debate) the answer is the majority vote of the
+   post-debate answers, ties broken by the pre-debate answers.
+
+Choices where the paper is silent: a pair of agents never debates twice while both hold the same
+answers (it would only repeat itself); when the top receiver has no new challenger left, the next
+receiver by score is tried. A debate call that fails or gives no parseable answer is no evidence:
+that party keeps its answer and its r and c are unchanged (flagged). Acceptance needs D ≥ 1, so a
+confident prior alone never ends the debate — the failure mode of prior-based pruning that the
+paper sets out to avoid.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from imad.critique.schema import CritiqueResponse
+from imad.debate.base import (
+    AgentConfig,
+    DebateBackend,
+    Opening,
+    agent_names,
+    check_question,
+    collect_openings,
+    require,
+)
+from imad.debate.beliefs import min_logprob_prior, perplexity_prior
+from imad.debate.calls import CallRecorder, CallSpec
+from imad.debate.prompts import (
+    ANSWER_REPLY,
+    PeerMessage,
+    answer_instruction,
+    answer_schema,
+    argument_from,
+    argument_schema,
+    build_messages,
+    format_peer,
+    format_question,
+    object_schema,
+    parse_answer,
+    parse_json_object,
+)
+from imad.debate.result import DebateResult
+from imad.debate.voting import majority_vote, vote_share
+from imad.question import Question
+
+PriorSource = Literal["auto", "min_logprob", "perplexity", "verbal"]
+PRIOR_FIELDS = ("argument", "answer")
+"""The reply fields whose tokens a log-prob prior is computed over."""
+
+
+@dataclass(frozen=True)
+class SVRMADConfig(AgentConfig):
+    """SVR-MAD parameters (SPEC §8 defaults).
+
+    n_agents: N agents answering independently (6).
+    consensus_agree: stop before any debate when at least this many agree (5 of 6).
+    n_challengers: S, challengers per receiver (2).
+    kappa: κ, the prior's weight in pseudo-debates in the posterior score (2).
+    tau: τ, the acceptance threshold on the score (0.75).
+    max_debates: the communication budget in pairwise debates (2 calls, 2 messages each).
+    prior_source: "auto" | "min_logprob" | "perplexity" | "verbal".
+    default_prior: the prior of an agent whose chosen source gave nothing (flagged).
+    """
+
+    n_agents: int = 6
+    consensus_agree: int = 5
+    n_challengers: int = 2
+    kappa: float = 2.0
+    tau: float = 0.75
+    max_debates: int = 8
+    prior_source: PriorSource = "auto"
+    default_prior: float = 0.5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.n_agents >= 2, "SVRMADConfig.n_agents", f"must be >= 2, got {self.n_agents}")
+        require(2 <= self.consensus_agree <= self.n_agents, "SVRMADConfig.consensus_agree",
+                f"must be in [2, n_agents={self.n_agents}], got {self.consensus_agree}")
+        require(self.n_challengers >= 1, "SVRMADConfig.n_challengers",
+                f"must be >= 1, got {self.n_challengers}")
+        require(self.kappa > 0 and math.isfinite(self.kappa), "SVRMADConfig.kappa",
+                f"must be a finite number > 0, got {self.kappa}")
+        require(0.0 < self.tau <= 1.0, "SVRMADConfig.tau", f"must be in (0, 1], got {self.tau}")
+        require(self.max_debates >= 0, "SVRMADConfig.max_debates",
+                f"must be >= 0, got {self.max_debates}")
+        require(self.prior_source in ("auto", "min_logprob", "perplexity", "verbal"),
+                "SVRMADConfig.prior_source", "must be 'auto', 'min_logprob', 'perplexity' or "
+                f"'verbal', got {self.prior_source!r}")
+        require(0.0 <= self.default_prior <= 1.0, "SVRMADConfig.default_prior",
+                f"must be in [0, 1], got {self.default_prior}")
+
+
+# --- The protocol arithmetic ---------------------------------------------------------------------
+
+
+def survival_rate(kept: int, changed: int) -> float | None:
+    """SVR = (r − c) / D, None before any debate."""
+    debates = kept + changed
+    return None if debates == 0 else (kept - changed) / debates
+
+
+def posterior_score(prior: float, kept: int, changed: int, kappa: float) -> float:
+    """π when D = 0, else (κπ + D(SVR+1)/2) / (κ + D)."""
+    debates = kept + changed
+    if debates == 0:
+        return prior
+    svr = (kept - changed) / debates
+    return (kappa * prior + debates * (svr + 1) / 2) / (kappa + debates)
+
+
+def pair_key(a: int, b: int, answers: Sequence[str]) -> frozenset[tuple[int, str]]:
+    return frozenset({(a, answers[a]), (b, answers[b])})
+
+
+def select_debates(scores: Sequence[float], answers: Sequence[str], n_challengers: int,
+                   debated: set[frozenset[tuple[int, str]]]) -> tuple[int, list[int]] | None:
+    """(receiver, challengers): the best-scored agent with a new disagreeing challenger, and the
+    top `n_challengers` such challengers by score. Ties go to the lower agent index."""
+    ranking = sorted((i for i, a in enumerate(answers) if a), key=lambda i: (-scores[i], i))
+    for receiver in ranking:
+        challengers = [j for j in ranking if answers[j] != answers[receiver]
+                       and pair_key(receiver, j, answers) not in debated]
+        if challengers:
+            return receiver, challengers[:n_challengers]
+    return None
+
+
+def accepted_agent(scores: Sequence[float], kept: Sequence[int], changed: Sequence[int],
+                   tau: float) -> int | None:
+    """The best-scored agent that has debated and reached τ, or None."""
+    eligible = [i for i in range(len(scores)) if kept[i] + changed[i] > 0 and scores[i] >= tau]
+    return min(eligible, key=lambda i: (-scores[i], i)) if eligible else None
+
+
+# --- The back-end -------------------------------------------------------------------------------
+
+
+class SVRMAD(DebateBackend):
+    """Survival-rate debate (see the module docstring)."""
+
+    name = "svrmad"
+    config_class = SVRMADConfig
+    config: SVRMADConfig
+
+    def run(self, question: Question,
+            seed_response: CritiqueResponse | None = None) -> DebateResult:
+        question = check_question(question)
+        cfg = self.config
+        recorder = CallRecorder(self.model)
+        agents = agent_names(cfg.n_agents)
+        source = cfg.prior_source
+        if source == "auto":
+            source = "perplexity" if self.model.supports_logprobs else "verbal"
+        openings = collect_openings(self, recorder, question, agents, seed_response,
+                                    logprobs=source != "verbal")
+        priors = [self._prior(o, source, recorder) for o in openings]
+        pre = [o.answer for o in openings]
+        answers, arguments = list(pre), [o.argument for o in openings]
+        kept, changed = [0] * cfg.n_agents, [0] * cfg.n_agents
+        scores = list(priors)
+        rounds = [dict(zip(agents, answers, strict=True))]
+        debated: set[frozenset[tuple[int, str]]] = set()
+        n_debates = 0
+        final, stop = "", ""
+        majority, count = vote_share(answers)
+        if not majority:
+            recorder.flag("no_answer")
+            stop = "no_answer"
+        elif count >= cfg.consensus_agree:
+            final, stop = majority, "consensus"
+        while not stop:
+            pick = select_debates(scores, answers, cfg.n_challengers, debated)
+            if pick is None:
+                stop = "no_challengers"
+                break
+            receiver, challengers = pick
+            for challenger in challengers:
+                if n_debates >= cfg.max_debates:
+                    break
+                n_debates += 1
+                debated.add(pair_key(receiver, challenger, answers))
+                receiver_answer = answers[receiver]
+                self._debate(question, recorder, agents, n_debates, receiver, challenger,
+                             answers, arguments, kept, changed)
+                scores = [posterior_score(p, r, c, cfg.kappa)
+                          for p, r, c in zip(priors, kept, changed, strict=True)]
+                rounds.append(dict(zip(agents, answers, strict=True)))
+                winner = accepted_agent(scores, kept, changed, cfg.tau)
+                majority, count = vote_share(answers)
+                if winner is not None:
+                    final, stop = answers[winner], "accepted"
+                elif count >= cfg.consensus_agree:
+                    final, stop = majority, "consensus"
+                if stop or answers[receiver] != receiver_answer:
+                    break  # decided, or the receiver changed sides: choose again
+            if not stop and n_debates >= cfg.max_debates:
+                stop = "budget_exhausted"
+        if stop in ("no_challengers", "budget_exhausted"):
+            final = majority_vote(answers, tie_break=pre)
+            recorder.flag("fallback_vote")
+        details = {
+            "prior_source": source, "debates": n_debates,
+            "priors": dict(zip(agents, priors, strict=True)),
+            "scores": dict(zip(agents, scores, strict=True)),
+            "kept": dict(zip(agents, kept, strict=True)),
+            "changed": dict(zip(agents, changed, strict=True)),
+            "svr": {a: survival_rate(r, c) for a, r, c in zip(agents, kept, changed, strict=True)},
+            "pre_debate_answers": dict(zip(agents, pre, strict=True)),
+        }
+        return DebateResult(self.name, final, tuple(rounds), tuple(recorder.trace), stop,
+                            tuple(recorder.flags), details)
+
+    def _prior(self, opening: Opening, source: str, recorder: CallRecorder) -> float:
+        if opening.from_seed or source == "verbal":
+            if opening.from_seed and source != "verbal":
+                recorder.flag("seed_prior_verbal")
+            value = opening.confidence
+        else:
+            prior = min_logprob_prior if source == "min_logprob" else perplexity_prior
+            value = prior(opening.token_logprobs, fields=PRIOR_FIELDS)
+            if value is None:
+                recorder.flag(f"prior_fallback_verbal:{opening.agent}")
+                value = opening.confidence
+        if value is None:
+            if opening.answer:
+                recorder.flag(f"prior_default:{opening.agent}")
+            value = self.config.default_prior
+        return value
+
+    def _debate(self, question: Question, recorder: CallRecorder, agents: Sequence[str],
+                number: int, receiver: int, challenger: int, answers: list[str],
+                arguments: list[str], kept: list[int], changed: list[int]) -> None:
+        """One pairwise debate; updates answers, arguments and the r/c counts in place."""
+        schema = object_schema({"argument": argument_schema(self.config.argument_chars),
+                                "answer": answer_schema(question)})
+        specs = []
+        for me, other in ((receiver, challenger), (challenger, receiver)):
+            peer = PeerMessage(agents[other], answers[other], arguments[other])
+            body = "\n".join([
+                format_question(question),
+                f"Your answer: {answers[me]}. "
+                f"Your argument: {arguments[me][:self.config.peer_chars]}",
+                "Another agent disagrees:",
+                format_peer(peer, self.config.peer_chars),
+                "Keep your answer if you still think it is right, otherwise change it. "
+                + answer_instruction(question)
+                + " " + ANSWER_REPLY,
+            ])
+            request = self.request(me, number, build_messages(agents[me], body), schema)
+            specs.append(CallSpec(agents[me], number, "debate", request, messages_in=1))
+        for me, outcome in zip((receiver, challenger), recorder.run(specs), strict=True):
+            data = parse_json_object(outcome.text)
+            new_answer = parse_answer(outcome.text, question, data)
+            if not new_answer:
+                recorder.flag(f"no_evidence:{agents[me]}:r{number}")
+                continue
+            if new_answer == answers[me]:
+                kept[me] += 1
+            else:
+                changed[me] += 1
+            answers[me] = new_answer
+            arguments[me] = argument_from(outcome.text, data)

@@ -1,0 +1,250 @@
+"""Zero-shot calibration of a router on datasets it never saw: `python -m training.evaluate`.
+
+    python -m training.evaluate --dataset gsm8k mmlu bbh --limit 200
+    python -m training.evaluate --router checkpoints/my-router --dataset my_questions.jsonl
+    python -m training.evaluate --dataset medqa --llm openai:qwen@http://127.0.0.1:8000/v1 --json
+
+For each dataset (built-in: medqa, gsm8k, mmlu, mmlu_pro, bbh, scienceqa; or any file in the
+generic JSONL format of `training.data.generic`), the self-critique answers are built or
+reused through the corpus cache (`<corpus-dir>/<model>/eval/<dataset>.jsonl`, see
+`training.evaluation.responses`), featurised, and scored by three scorers on the same answers:
+the router, the model's raw `confidence_initial` (DOWN-style), and a logistic regression on
+the 41 features fitted on the training split of the router's own training corpus. Reported per
+dataset and scorer: ECE (15 equal-width bins and adaptive), Brier, AUROC, trigger rate at the
+router's τ, accuracy of the kept answers; per dataset: parse-failure rate and accuracy.
+Outputs in `--out`: report.md, report.json (every number) and reliability-<dataset>.png.
+`--limit N` takes N questions per dataset: for the built-in datasets a seeded sample
+stratified by subject/task/category (`training.data.sampling`); for a generic file its first N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from imad.critique.call import SelfCritique
+from imad.critique.prompts import PROMPT_VERSION
+from imad.errors import ConfigError, DatasetError, ImadError
+from imad.llm.types import ChatModel
+from imad.router import DEFAULT_CHECKPOINT, Router
+from training.baselines import BASELINES, LogisticBaseline, fit_logistic_baseline
+from training.data import load_questions
+from training.evaluation.config import (
+    BUILT_IN_DATASETS,
+    DEFAULT_CORPUS_DIR,
+    DEFAULT_FEATURE_CACHE,
+    DEFAULT_OUT,
+    EvaluateConfig,
+    dataset_name,
+)
+from training.evaluation.plots import save_reliability_diagram
+from training.evaluation.report import (
+    REPORT_SCHEMA,
+    SCORER_TITLES,
+    json_text,
+    macro_summary,
+    render_markdown,
+    to_jsonable,
+    write_report,
+)
+from training.evaluation.responses import check_questions, collect_responses
+from training.evaluation.scoring import DatasetScores, score_dataset
+from training.evaluation.training_rows import router_training_rows
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """The JSON document, the Markdown report, and where everything was written."""
+
+    document: dict[str, Any]
+    markdown: str
+    json_path: Path
+    markdown_path: Path
+    plots: dict[str, Path]
+    scores: dict[str, DatasetScores]
+
+
+def evaluate(config: EvaluateConfig, *, model: ChatModel | None = None) -> EvaluationResult:
+    """Run the evaluation `config` describes; `model` replaces `config.llm` (tests, notebooks)."""
+    router_path = Path(config.router) if config.router else DEFAULT_CHECKPOINT
+    router = Router.load(router_path)
+    questions = {dataset_name(d): load_questions(d, data_dir=config.data_dir, limit=config.limit)
+                 for d in config.datasets}
+    for name, items in questions.items():
+        check_questions(name, items)  # every dataset is checked before the first LLM call
+    spec: str | None = None
+    if model is None:
+        from imad.llm.spec import chat_model_from_spec
+
+        spec, model = config.llm, chat_model_from_spec(config.llm)
+    data = router.metadata.get("data", {})
+    source = config.confidence_source or _single(data.get("confidence_sources"), "verbal")
+    critique = SelfCritique(model, max_tokens=config.max_tokens, confidence_source=source)
+    logistic, logistic_info = _logistic_baseline(router, config)
+    training_sets = sorted(data.get("datasets", {}))
+    out = Path(config.out)
+    datasets: dict[str, Any] = {}
+    scores: dict[str, DatasetScores] = {}
+    plots: dict[str, Path] = {}
+    for dataset, (name, items) in zip(config.datasets, questions.items(), strict=True):
+        _say(config, f"{name}: {len(items)} questions → {model.model_id}")
+        responses = collect_responses(name, items, critique, config.corpus_dir,
+                                      workers=config.workers, progress=config.progress)
+        scored = score_dataset(responses, router, logistic, feature_cache=config.feature_cache,
+                               logistic_note=logistic_info.get("note"))
+        plots[name] = save_reliability_diagram(
+            out / f"reliability-{name}.png", f"{name}: reliability ({scored.labels.size} parsed "
+            f"answers)", scored.labels, scored.probabilities, router.tau, SCORER_TITLES)
+        summary = {"source": dataset, **scored.summary, "plot": plots[name].name,
+                   "in_router_training_data": name in training_sets}
+        if summary["in_router_training_data"]:
+            summary["notes"].append("not zero-shot: the router's training corpus contains this "
+                                    "dataset")
+        datasets[name] = summary
+        scores[name] = scored
+    document = {
+        "schema": REPORT_SCHEMA,
+        "router": {"name": router.name, "path": str(router_path), "tau": router.tau,
+                   "tau_method": router.tau_method, "training_datasets": training_sets,
+                   "training_models": data.get("model_ids", []),
+                   "training_prompt_versions": data.get("prompt_versions", [])},
+        "llm": {"model_id": model.model_id, "spec": spec,
+                "prompt_version": PROMPT_VERSION, "confidence_source": source,
+                "decoding": critique.decoding_params()},
+        "baselines": {"confidence_initial": {"description": BASELINES["confidence_initial"],
+                                             "fitted_on": None},
+                      "logistic_regression": logistic_info},
+        "corpus_dir": config.corpus_dir,
+        "sample": _sample_text(config.limit),
+        "config": config.to_dict(),
+        "notes": _run_notes(router, data, model.model_id, source),
+        "datasets": datasets,
+        "summary": macro_summary(datasets),
+    }
+    document = to_jsonable(document)
+    json_path, markdown_path = write_report(document, out)
+    return EvaluationResult(document, render_markdown(document), json_path, markdown_path, plots,
+                            scores)
+
+
+def _single(values: Any, default: str) -> str:
+    return values[0] if isinstance(values, list) and len(values) == 1 else default
+
+
+def _logistic_baseline(router: Router, config: EvaluateConfig
+                       ) -> tuple[LogisticBaseline | None, dict[str, Any]]:
+    """Fit on the router's training split; when that is impossible, say why in the report."""
+    info: dict[str, Any] = {"description": BASELINES["logistic_regression"]}
+    try:
+        rows = router_training_rows(router, config.train_corpus, feature_cache=config.feature_cache)
+    except DatasetError as error:
+        info.update(fitted_on=None, fitted_on_text="nothing: not available",
+                    note=f"logistic-regression baseline not available: {error}")
+        return None, info
+    baseline = fit_logistic_baseline(rows.train_features, rows.train_labels, router.scaler_mean,
+                                     router.scaler_scale)
+    provenance = rows.provenance
+    text = (f"the {provenance['train_rows']} training-split rows of the router's training corpus "
+            f"({', '.join(provenance['files'])}; split seed {provenance['split']['seed']}, "
+            f"{provenance['source']})")
+    if provenance["unchanged"] is False:
+        text += "; note: these files differ from the ones recorded in the checkpoint"
+    info.update(fitted_on=provenance, fitted_on_text=text)
+    return baseline, info
+
+
+def _run_notes(router: Router, data: dict[str, Any], model_id: str, source: str) -> list[str]:
+    notes = []
+    models = data.get("model_ids", [])
+    if models and model_id not in models:
+        notes.append(f"the router was trained on answers of {models}, these are {model_id}'s")
+    prompts = data.get("prompt_versions", [])
+    if prompts and PROMPT_VERSION not in prompts:
+        notes.append(f"the router was trained on prompt {prompts}, these answers use {PROMPT_VERSION}")
+    sources = data.get("confidence_sources", [])
+    if sources and source not in sources:
+        notes.append(f"the router was trained with confidence source {sources}, this run uses {source}")
+    return notes
+
+
+def _sample_text(limit: int | None) -> str:
+    if limit is None:
+        return "all"
+    return (f"at most {limit}: a seeded sample stratified by subject/task/category for the "
+            "built-in datasets, the first lines of a generic file")
+
+
+def _say(config: EvaluateConfig, message: str) -> None:
+    if config.progress:
+        print(message, file=sys.stderr)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m training.evaluate",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", dest="datasets", action="extend", nargs="+", required=True,
+                        metavar="NAME_OR_FILE",
+                        help=f"built-in ({', '.join(BUILT_IN_DATASETS)}) or a generic .jsonl file; "
+                             "repeatable")
+    parser.add_argument("--router", default=None,
+                        help="router checkpoint directory (default: checkpoints/imad-router-v1)")
+    parser.add_argument("--llm", default="local",
+                        help="chat back-end spec, e.g. local, cached:calls.sqlite::local, "
+                             "openai:MODEL@URL (default: %(default)s)")
+    parser.add_argument("--limit", type=int, default=None, help="questions per dataset")
+    parser.add_argument("--corpus-dir", default=DEFAULT_CORPUS_DIR,
+                        help="answer cache root: CORPUS_DIR/<model>/eval/<dataset>.jsonl "
+                             "(default: %(default)s)")
+    parser.add_argument("--train-corpus", nargs="+", default=[], metavar="PATH",
+                        help="the router's training corpus, for the logistic-regression baseline "
+                             "(default: the files recorded in the checkpoint)")
+    parser.add_argument("--out", default=DEFAULT_OUT, help="report directory (default: %(default)s)")
+    parser.add_argument("--data-dir", default=None,
+                        help="datasets folder (default: $IMAD_DATA_DIR or ../shared/datasets)")
+    parser.add_argument("--max-tokens", type=int, default=512, help="completion token limit")
+    parser.add_argument("--confidence-source", choices=["verbal", "token_probability"],
+                        default=None, help="default: the one the router was trained with")
+    parser.add_argument("--workers", type=int, default=1, help="concurrent calls (HTTP back-ends)")
+    parser.add_argument("--feature-cache", default=DEFAULT_FEATURE_CACHE,
+                        help="feature-matrix cache directory (default: %(default)s)")
+    parser.add_argument("--no-feature-cache", dest="feature_cache", action="store_const",
+                        const=None, help="always re-extract features")
+    parser.add_argument("--no-progress", dest="progress", action="store_false")
+    parser.add_argument("--json", action="store_true",
+                        help="print the JSON report to stdout instead of the tables")
+    return parser
+
+
+def config_from_args(argv: Sequence[str] | None = None) -> tuple[EvaluateConfig, bool]:
+    """The config of a command line, and whether --json was given."""
+    arguments = vars(build_parser().parse_args(argv))
+    as_json = arguments.pop("json")
+    return EvaluateConfig(**arguments), as_json
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        config, as_json = config_from_args(argv)
+        result = evaluate(config)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except ImadError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    if as_json:
+        sys.stdout.write(json_text(result.document))
+    else:
+        print(result.markdown)
+        print(f"report: {result.markdown_path}\njson: {result.json_path}")
+        for path in result.plots.values():
+            print(f"plot: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""The evaluation's outputs: a JSON document with every number, and a Markdown report (SPEC §10).
+
+The JSON holds, per dataset, the counts, accuracy, tokens, each scorer's metrics and
+reliability bins, and every answer's label and probabilities; NaN is written as null (JSON has
+no NaN) and a note says why a metric is undefined. No timestamps or timings are written, so
+the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from training.evaluation.scoring import SCORERS
+
+REPORT_SCHEMA = 1
+JSON_FILE = "report.json"
+MARKDOWN_FILE = "report.md"
+SUMMARY_METRICS = ("ece", "adaptive_ece", "brier", "auroc", "trigger_rate", "kept_accuracy")
+_COLUMNS = (
+    ("ece", "ECE"), ("adaptive_ece", "adaptive ECE"), ("brier", "Brier"), ("auroc", "AUROC"),
+    ("trigger_rate", "trigger@τ"), ("trigger_rate_all", "trigger@τ incl. unparsed"),
+    ("kept", "kept"), ("kept_accuracy", "kept accuracy"),
+)
+SCORER_TITLES = {
+    "router": "router",
+    "confidence_initial": "raw confidence (DOWN-style)",
+    "logistic_regression": "logistic regression",
+}
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON types: NaN/inf → None, numpy scalars/arrays → Python, paths → str."""
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def macro_summary(datasets: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per scorer, the unweighted mean of each metric over the datasets where it is defined."""
+    summary: dict[str, dict[str, Any]] = {}
+    for scorer in SCORERS:
+        row: dict[str, Any] = {}
+        for metric in SUMMARY_METRICS:
+            values = [d["scorers"][scorer][metric] for d in datasets.values()
+                      if d["scorers"].get(scorer) is not None]
+            defined = [v for v in values if v is not None and math.isfinite(v)]
+            row[metric] = float(np.mean(defined)) if defined else None
+            row[f"{metric}_datasets"] = len(defined)
+        summary[scorer] = row
+    return summary
+
+
+def json_text(document: Mapping[str, Any]) -> str:
+    return json.dumps(to_jsonable(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.3f}"
+
+
+def _scorer_table(scorers: Mapping[str, Any]) -> list[str]:
+    lines = ["| scorer | " + " | ".join(title for _, title in _COLUMNS) + " |",
+             "|---|" + "---:|" * len(_COLUMNS)]
+    for name in SCORERS:
+        row = scorers.get(name)
+        cells = ["not available"] + [""] * (len(_COLUMNS) - 1) if row is None else \
+            [_cell(row.get(key)) for key, _ in _COLUMNS]
+        lines.append(f"| {SCORER_TITLES[name]} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def render_markdown(document: Mapping[str, Any]) -> str:
+    """The human-readable report of a JSON document made by `training.evaluate`."""
+    router, llm = document["router"], document["llm"]
+    logistic = document["baselines"]["logistic_regression"]
+    lines = [
+        "# Zero-shot calibration report",
+        "",
+        f"- Router: `{router['name']}` from `{router['path']}`, τ = {router['tau']:.4g} "
+        f"({router['tau_method']}); trained on {', '.join(router['training_datasets']) or 'n/a'}.",
+        f"- Answers: `{llm['model_id']}`, prompt `{llm['prompt_version']}`, confidence source "
+        f"`{llm['confidence_source']}`; cached under `{document['corpus_dir']}`.",
+        f"- Questions per dataset: {document['sample']}.",
+        "- Baselines, on the same answers: raw confidence = the model's own "
+        "`confidence_initial` as p (nothing fitted); logistic regression = "
+        f"{logistic['description']}, fitted on {logistic['fitted_on_text']}.",
+        "- Metrics: ECE over 15 equal-width bins and over 15 equal-mass bins (adaptive), Brier, "
+        "AUROC, on the parsed answers; trigger@τ = share with p < τ (unparsed answers always "
+        "escalate: see the column that includes them); kept accuracy = accuracy of the answers "
+        "with p ≥ τ.",
+        *(f"- Note: {note}." for note in document.get("notes", [])),
+        "",
+    ]
+    for name, data in document["datasets"].items():
+        tokens = data["tokens"]["per_question"]
+        lines += [
+            f"## {name}",
+            "",
+            f"{data['questions']} questions, {data['parsed']} parsed (parse-failure rate "
+            f"{_cell(data['parse_failure_rate'])}{_failures(data['failures'])}); single-agent "
+            f"accuracy {_cell(data['accuracy'])} of parsed answers; {tokens:.0f} tokens per "
+            f"question; {data['generated_answers']} answers generated, "
+            f"{data['reused_answers']} reused from `{data['corpus']}`.",
+            "",
+            *_scorer_table(data["scorers"]),
+            "",
+        ]
+        lines += [f"> note: {note}" for note in data["notes"]]
+        if data["notes"]:
+            lines.append("")
+        if data.get("plot"):
+            lines += [f"![reliability diagram of {name}]({data['plot']})", ""]
+    if len(document["datasets"]) > 1:
+        lines += ["## Mean over datasets", "",
+                  "| scorer | " + " | ".join(SUMMARY_METRICS) + " |",
+                  "|---|" + "---:|" * len(SUMMARY_METRICS)]
+        for name, row in document["summary"].items():
+            lines.append(f"| {SCORER_TITLES[name]} | "
+                         + " | ".join(_cell(row[m]) for m in SUMMARY_METRICS) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _failures(failures: Mapping[str, int]) -> str:
+    return "" if not failures else ": " + ", ".join(f"{k} {v}" for k, v in failures.items())
+
+
+def write_report(document: Mapping[str, Any], out_dir: Path) -> tuple[Path, Path]:
+    """Write report.json and report.md into `out_dir`; return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, markdown_path = out_dir / JSON_FILE, out_dir / MARKDOWN_FILE
+    json_path.write_text(json_text(document), encoding="utf-8")
+    markdown_path.write_text(render_markdown(to_jsonable(document)), encoding="utf-8")
+    return json_path, markdown_path
