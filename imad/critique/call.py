@@ -78,7 +78,7 @@ class SelfCritique:
     temperature: float = 0.0
     seed: int | None = 0
     confidence_source: str = "verbal"
-    max_text_chars: int = 300
+    max_text_chars: int = 400
 
     def __post_init__(self) -> None:
         if self.confidence_source not in CONFIDENCE_SOURCES:
@@ -93,9 +93,8 @@ class SelfCritique:
 
     @property
     def wants_logprobs(self) -> bool:
-        """Log-probs only for the token-probability confidence (see `response_schema`)."""
-        return self.confidence_source == "token_probability" and bool(
-            getattr(self.model, "supports_logprobs", False))
+        """Log-probs whenever the back-end has them: the corpus records answer probabilities."""
+        return bool(getattr(self.model, "supports_logprobs", False))
 
     def request(self, question: Question) -> ChatRequest:
         """The chat request for `question` (also the cache key of its answer)."""

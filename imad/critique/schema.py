@@ -57,19 +57,18 @@ def _answer_schema(question: Question) -> dict[str, Any]:
         return {"type": "string", "enum": list(options)}
     if question.task_type is TaskType.NUMERIC:
         return {"type": "string", "pattern": r"^-?[0-9][0-9,]*([.][0-9]+)?$"}
-    return {"type": "string", "minLength": 1}
+    return {"type": "string", "minLength": 1, "maxLength": 80}
 
 
-def response_schema(question: Question, max_text_chars: int = 300,
+def response_schema(question: Question, max_text_chars: int = 400,
                     min_text_chars: int = 30) -> dict[str, Any]:
     """The JSON schema of a self-critique answer to `question`.
 
     Text fields are bounded (`minLength` about a sentence, so the reasoning is not one word;
     `maxLength`, so a looping model stops). The numeric pattern writes the dot as `[.]`:
-    llama.cpp rejects an escaped dot. Measured with llama-cpp-python 0.3.36: a bounded string
-    under the grammar decodes at full speed without log-probs, but with log-probs requested one
-    answer took over 10 minutes, so the self-critique asks for log-probs only when the
-    confidence source needs them (`SelfCritique.wants_logprobs`);
+    llama.cpp rejects an escaped dot and the process crashes. Known cost: with llama-cpp-python
+    0.3.36 some answers decode very slowly under these bounded-string grammars (minutes, not
+    seconds); see the README's open problems;
     confidences are integers 0–100, the scale small models fill in most reliably (the parser
     maps them to [0, 1]).
     """
