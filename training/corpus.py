@@ -24,9 +24,11 @@ from pathlib import Path
 
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.critique.canonical import answers_match
+from imad.critique.schema import DEFAULT_MAX_TEXT_CHARS
+from imad.errors import DatasetError
 from imad.llm.spec import chat_model_from_spec
 from imad.question import Question
-from training.corpus_store import CorpusRecord, append_record, completed_ids, repair_torn_tail
+from training.corpus_store import CorpusRecord, append_record, completed_ids, iter_records, repair_torn_tail
 from training.data import load_questions
 
 DEFAULT_CORPUS_DIR = Path("corpus")
@@ -105,6 +107,7 @@ def build_corpus(questions: Sequence[Question], critique: SelfCritique, path: Pa
     """Answer every question not yet in `path` and append its record; return this run's totals."""
     if repair_torn_tail(path):
         print(f"note: cut a partial last line left by a crash in {path}", file=sys.stderr)
+    check_same_setup(path, critique)
     done = completed_ids(path)
     todo = [q for q in questions if q.id not in done]
     summary = CorpusSummary()
@@ -122,6 +125,26 @@ def build_corpus(questions: Sequence[Question], critique: SelfCritique, path: Pa
     finally:
         bar.close()
     return summary
+
+
+def check_same_setup(path: Path, critique: SelfCritique) -> None:
+    """Refuse to add to a corpus made with another model, prompt version or decoding.
+
+    A corpus mixing set-ups would train (or score) a router on answers it will never see; the
+    `DatasetError` names each differing setting so the user can pick another folder or delete
+    the file.
+    """
+    first = next(iter_records(path), None) if path.exists() else None
+    if first is None:
+        return
+    stored = {"model": first.model_id, "prompt": first.prompt_version, **first.decoding}
+    current = {"model": critique.model.model_id, "prompt": critique.prompt_version,
+               **critique.decoding_params()}
+    problems = [f"{key} {stored.get(key)!r} instead of {current.get(key)!r}"
+                for key in sorted(set(stored) | set(current)) if stored.get(key) != current.get(key)]
+    if problems:
+        raise DatasetError(f"{path} does not fit this run ({'; '.join(problems)}); delete the "
+                           "file or write to another folder (--out-dir / --corpus-dir)")
 
 
 def _answers(questions: Sequence[Question], critique: SelfCritique, workers: int) -> Iterable[CritiqueResult]:
@@ -160,6 +183,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                                                          "or ../shared/datasets)")
     parser.add_argument("--image-dir", default=None, help="GQA images; without it GQA is text-only")
     parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--max-text-chars", type=int, default=DEFAULT_MAX_TEXT_CHARS,
+                        help="length bound of the reasoning and critique fields")
     parser.add_argument("--confidence-source", choices=["verbal", "token_probability"], default="verbal")
     parser.add_argument("--workers", type=int, default=1, help="concurrent calls (HTTP back-ends)")
     parser.add_argument("--no-progress", action="store_true")
@@ -169,7 +194,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     model = chat_model_from_spec(args.llm)
-    critique = SelfCritique(model, max_tokens=args.max_tokens, confidence_source=args.confidence_source)
+    critique = SelfCritique(model, max_tokens=args.max_tokens, confidence_source=args.confidence_source,
+                            max_text_chars=args.max_text_chars)
     seed = None if args.order_seed < 0 else args.order_seed
     for dataset in args.dataset:
         questions = load_questions(dataset, data_dir=args.data_dir, image_dir=args.image_dir)

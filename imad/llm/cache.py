@@ -87,6 +87,13 @@ class CachedChat:
             self._local.connection = connection
         return connection
 
+    def close(self) -> None:
+        """Close this thread's connection, so the file can be checkpointed, copied or deleted."""
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+
     def lookup(self, request: ChatRequest) -> ChatResponse | None:
         key = request.cache_key(self.model_id)
         row = self._connection().execute("SELECT response FROM responses WHERE key = ?",

@@ -52,6 +52,17 @@ def test_parse_failures_are_kept_with_no_label(fixture_data_dir, tmp_path):
     assert summary.failures == {"parse_error": 2}
 
 
+def test_a_corpus_from_another_setup_is_refused_and_kept(fixture_data_dir, tmp_path):
+    questions = load_questions("pubmedqa", data_dir=fixture_data_dir, limit=3)
+    path = tmp_path / "c.jsonl"
+    build_corpus(questions[:2], SelfCritique(ScriptedChat(answer_yes)), path, progress=False)
+    before = path.read_bytes()
+    later = ScriptedChat(answer_yes)
+    with pytest.raises(DatasetError, match=r"does not fit this run \(max_text_chars 240 instead of 400"):
+        build_corpus(questions, SelfCritique(later, max_text_chars=400), path, progress=False)
+    assert path.read_bytes() == before and later.calls == []
+
+
 def test_rerun_skips_what_is_done(fixture_data_dir, tmp_path):
     questions = load_questions("pubmedqa", data_dir=fixture_data_dir, limit=5)
     path = tmp_path / "c.jsonl"

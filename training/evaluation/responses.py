@@ -7,8 +7,8 @@ the file are not asked again, so a rerun, a larger `--limit` (whose sample conta
 smaller one) or an interrupted run costs only the missing answers.
 
 A cached record is only reused if it answers the same question (text and gold answer) with
-the same prompt version and token limit; otherwise the run stops with a `DatasetError` that
-names the file, rather than scoring stale answers.
+the same model, prompt version and decoding (`training.corpus.check_same_setup`); otherwise the
+run stops with a `DatasetError` that names the file, rather than scoring stale answers.
 """
 
 from __future__ import annotations
@@ -78,25 +78,19 @@ def collect_responses(name: str, questions: Sequence[Question], critique: SelfCr
         record = by_id.get(question.id)
         if record is None:  # build_corpus writes every question; only a concurrent edit gets here
             raise DatasetError(f"{path} has no answer for {question.id!r} after the run")
-        _check_record(record, question, critique, path)
+        _check_record(record, question, path)
         records.append(record)
     reused = len(wanted & cached)
     return DatasetResponses(name, tuple(questions), tuple(records), path, reused,
                             len(questions) - reused)
 
 
-def _check_record(record: CorpusRecord, question: Question, critique: SelfCritique,
-                  path: Path) -> None:
+def _check_record(record: CorpusRecord, question: Question, path: Path) -> None:
     problems = []
     if str(record.question.get("text")) != question.text:
         problems.append("another question text")
     if record.gold != question.gold:
         problems.append(f"gold {record.gold!r} instead of {question.gold!r}")
-    if record.prompt_version != critique.prompt_version:
-        problems.append(f"prompt {record.prompt_version!r} instead of {critique.prompt_version!r}")
-    if record.decoding.get("max_tokens") != critique.max_tokens:
-        problems.append(f"max_tokens {record.decoding.get('max_tokens')} instead of "
-                        f"{critique.max_tokens}")
     if problems:
         raise DatasetError(f"{path}: the cached answer to {question.id!r} does not fit this run "
                            f"({'; '.join(problems)}); delete the file or pass another --corpus-dir")
