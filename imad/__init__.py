@@ -25,6 +25,12 @@ _EXPORTS = {
     "chat_model_from_spec": "imad.llm.spec",
     "Router": "imad.router",
     "RouterDecision": "imad.router",
+    "Pipeline": "imad.pipeline",
+    "PipelineAnswer": "imad.pipeline",
+    "create_backend": "imad.debate",
+    "DebateResult": "imad.debate",
+    "AceMAD": "imad.debate",
+    "SVRMAD": "imad.debate",
 }
 
 __all__ = ["__version__", *_EXPORTS]
