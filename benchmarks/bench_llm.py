@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
 import sys
 import time
@@ -55,7 +56,7 @@ def measure(model: ChatModel, questions: list, label: str) -> None:
         prefill_seconds += time.perf_counter() - started
     total = sum(latencies)
     decode_seconds = max(total - prefill_seconds, 1e-9)
-    print(f"\n## {label} ({len(questions)} PubMedQA questions)")
+    print(f"\n## {label} ({len(questions)} PubMedQA questions, load average {os.getloadavg()[0]:.2f})")
     print(f"statuses: {statuses}")
     print(f"prompt tokens/s (1-token passes): {prompt_tokens / prefill_seconds:8.1f}")
     print(f"generated tokens/s (net of prompt): {completion_tokens / decode_seconds:8.1f}")
