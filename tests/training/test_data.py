@@ -29,6 +29,16 @@ def test_gqa_is_text_only_without_images(fixture_data_dir):
     assert all(q.image_path is None for q in questions)
 
 
+def test_gqa_yes_no_structures_get_the_closed_answer_set(fixture_data_dir):
+    questions = load_questions("gqa", data_dir=fixture_data_dir)
+    by_structure = {}
+    for question in questions:
+        by_structure.setdefault(question.metadata["structural_type"], set()).add(question.task_type)
+    assert by_structure["logical"] == {TaskType.YES_NO_MAYBE}
+    assert by_structure["query"] == {TaskType.SHORT_ANSWER}
+    assert all(q.gold in ("yes", "no") for q in questions if q.task_type is TaskType.YES_NO_MAYBE)
+
+
 def test_gqa_with_an_image_folder(fixture_data_dir, tmp_path):
     (tmp_path / "n54424.jpg").write_bytes(b"jpeg")
     questions = load_questions("gqa", data_dir=fixture_data_dir, limit=2, image_dir=tmp_path)

@@ -29,16 +29,27 @@ def _image_path(image_dir: Path, image_id: str) -> str:
     raise DatasetError(f"GQA image {image_id} not found in {image_dir} (tried {IMAGE_SUFFIXES})")
 
 
+YES_NO_STRUCTURES = ("verify", "logical")
+"""GQA's structural types whose answer is always yes or no ("Is the cup white?")."""
+
+
 def gqa_question(row: dict[str, Any], image_dir: Path | None = None) -> Question:
-    """One local or hub row → Question (short answer, e.g. "couch", "yes")."""
+    """One local or hub row → Question.
+
+    GQA annotates each question's structure; verify and logical questions (20% of testdev) are
+    yes/no, so they get the closed yes/no/maybe answer set (their gold is always yes or no), and
+    the rest stay open short answers ("couch").
+    """
     image_id = str(row.get("image_id", row.get("imageId")))
     question_id = str(row.get("question_id", row.get("id")))
     image = _image_path(image_dir, image_id) if image_dir else None
+    structure = (row.get("types") or {}).get("structural", "")
+    task_type = TaskType.YES_NO_MAYBE if structure in YES_NO_STRUCTURES else TaskType.SHORT_ANSWER
     return Question(
-        text=row["question"], task_type=TaskType.SHORT_ANSWER, id=f"gqa-{question_id}",
+        text=row["question"], task_type=task_type, id=f"gqa-{question_id}",
         dataset="gqa", gold=row["answer"], image_path=image,
         metadata={"mode": "image" if image else "text-only", "image_id": image_id,
-                  "structural_type": (row.get("types") or {}).get("structural", "")},
+                  "structural_type": structure},
     )
 
 
