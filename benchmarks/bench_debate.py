@@ -1,6 +1,7 @@
 """Every debate back-end on MedQA questions with the embedded model: accuracy, cost, wall time.
 
     python benchmarks/bench_debate.py [--n 10] [--llm local] [--cache benchmarks/cache/debate_medqa.sqlite]
+        [--data-dir ../shared/datasets] [--backends cot mad …]
 
 Calls go through a record/replay cache, so a rerun replays them. Back-ends run with their
 default configs. Prints a Markdown table: accuracy, prompt+completion tokens, messages and calls
@@ -13,38 +14,40 @@ MAD, are computed once).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from imad.debate import BACKENDS, create_backend
 from imad.llm.cache import CachedChat
 from imad.llm.spec import chat_model_from_spec
-from imad.question import Question, TaskType
+from training.data import load_questions
+from training.data.medqa import LOCAL_FILE
 
 HERE = Path(__file__).resolve().parent
-MEDQA = HERE.parents[1] / "shared" / "datasets" / "medqa" / "test_4options.jsonl"
 
 
-def load_medqa(path: Path, n: int) -> list[Question]:
-    with path.open(encoding="utf-8") as lines:
-        records = [json.loads(line) for _, line in zip(range(n), lines, strict=False)]
-    return [Question(r["question"], TaskType.MULTIPLE_CHOICE,
-                     tuple(r["options"][k] for k in sorted(r["options"])), id=r["id"],
-                     dataset="medqa", gold=r["answer_idx"]) for r in records]
+def data_dir_of(data: Path | None, data_dir: Path | None) -> Path | None:
+    """The datasets folder: --data-dir, or the folder above --data's medqa/test_4options.jsonl."""
+    if data is None:
+        return data_dir
+    if data.as_posix().endswith(LOCAL_FILE):
+        return data.parents[1]
+    raise SystemExit(f"--data must be a datasets folder's {LOCAL_FILE}, got {data}; or use --data-dir")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10, help="number of MedQA test questions")
+    parser.add_argument("--n", type=int, default=10, help="number of MedQA test questions (the first n)")
     parser.add_argument("--llm", default="local", help="chat back-end spec")
-    parser.add_argument("--data", type=Path, default=MEDQA, help="MedQA 4-option JSONL file")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="datasets folder (default: $IMAD_DATA_DIR or ../shared/datasets)")
+    parser.add_argument("--data", type=Path, default=None, help=f"(older form) the {LOCAL_FILE} file")
     parser.add_argument("--cache", type=Path, default=HERE / "cache" / "debate_medqa.sqlite")
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))
     args = parser.parse_args()
 
     args.cache.parent.mkdir(parents=True, exist_ok=True)
+    questions = load_questions("medqa", data_dir=data_dir_of(args.data, args.data_dir), limit=args.n)
     model = CachedChat(chat_model_from_spec(args.llm), args.cache)
-    questions = load_medqa(args.data, args.n)
     rows = []
     for name in args.backends:
         backend = create_backend(name, model)

@@ -15,11 +15,21 @@ router's τ, accuracy of the kept answers; per dataset: parse-failure rate and a
 Outputs in `--out`: report.md, report.json (every number) and reliability-<dataset>.png.
 `--limit N` takes N questions per dataset: for the built-in datasets a seeded sample
 stratified by subject/task/category (`training.data.sampling`); for a generic file its first N.
+
+`--e2e` runs the end-to-end benchmark on the same questions instead (`training.evaluation.e2e`):
+CoT, self-consistency, full MAD, DOWN, iMAD+AceMAD and iMAD+SVR-MAD, every call through a
+record/replay cache (`--e2e-cache`, default runs/e2e-calls.sqlite), reported as accuracy,
+tokens/question, ApT, messages/question and the iMAD decision breakdown beside the paper's
+numbers, in `--out`/e2e-report.md and e2e-report.json:
+
+    python -m training.evaluate --e2e --dataset medqa --limit 30
+    python -m training.evaluate --e2e --dataset medqa --limit 30 --e2e-cache-mode replay --json
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,11 +46,14 @@ from training.data import load_questions
 from training.evaluation.config import (
     BUILT_IN_DATASETS,
     DEFAULT_CORPUS_DIR,
+    DEFAULT_E2E_CACHE,
     DEFAULT_FEATURE_CACHE,
     DEFAULT_OUT,
+    E2EConfig,
     EvaluateConfig,
     dataset_name,
 )
+from training.evaluation.e2e_methods import E2E_METHODS
 from training.evaluation.plots import save_reliability_diagram
 from training.evaluation.report import (
     REPORT_SCHEMA,
@@ -216,19 +229,76 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-progress", dest="progress", action="store_false")
     parser.add_argument("--json", action="store_true",
                         help="print the JSON report to stdout instead of the tables")
+    e2e = parser.add_argument_group("end to end (--e2e)")
+    e2e.add_argument("--e2e", action="store_true",
+                     help="run the end-to-end benchmark instead of the calibration report")
+    e2e.add_argument("--methods", nargs="+", default=None, choices=list(E2E_METHODS),
+                     help="methods to run (default: all, in this order)")
+    e2e.add_argument("--e2e-cache", default=None, metavar="PATH",
+                     help=f"SQLite call cache (default: {DEFAULT_E2E_CACHE})")
+    e2e.add_argument("--e2e-cache-mode", default=None, choices=["record", "replay", "refresh"],
+                     help="record (default): replay hits, call on misses; replay: never call the "
+                          "model; refresh: call again and overwrite")
+    e2e.add_argument("--tau", type=float, default=None,
+                     help="the iMAD methods' threshold (default: the router checkpoint's)")
+    e2e.add_argument("--backend-option", dest="backend_option", action="append", default=None,
+                     metavar="BACKEND.FIELD=VALUE",
+                     help="override a debate back-end's config, e.g. mad.n_agents=2 or "
+                          "acemad.n_rounds=2 (JSON values); repeatable")
     return parser
 
 
-def config_from_args(argv: Sequence[str] | None = None) -> tuple[EvaluateConfig, bool]:
+_E2E_FLAGS = {"methods": "--methods", "e2e_cache": "--e2e-cache",
+              "e2e_cache_mode": "--e2e-cache-mode", "tau": "--tau",
+              "backend_option": "--backend-option"}
+_CALIBRATION_ONLY = ("train_corpus", "workers", "feature_cache")
+
+
+def config_from_args(argv: Sequence[str] | None = None
+                     ) -> tuple[EvaluateConfig | E2EConfig, bool]:
     """The config of a command line, and whether --json was given."""
     arguments = vars(build_parser().parse_args(argv))
-    as_json = arguments.pop("json")
-    return EvaluateConfig(**arguments), as_json
+    as_json, e2e = arguments.pop("json"), arguments.pop("e2e")
+    e2e_only = {key: arguments.pop(key) for key in _E2E_FLAGS}
+    if not e2e:
+        given = [flag for key, flag in _E2E_FLAGS.items() if e2e_only[key] is not None]
+        if given:
+            raise ConfigError(given[0], "only applies to the end-to-end benchmark; add --e2e")
+        return EvaluateConfig(**arguments), as_json
+    for key in _CALIBRATION_ONLY:
+        arguments.pop(key)
+    return E2EConfig(
+        **arguments, methods=tuple(e2e_only["methods"] or E2E_METHODS),
+        cache=e2e_only["e2e_cache"] or DEFAULT_E2E_CACHE,
+        cache_mode=e2e_only["e2e_cache_mode"] or "record", tau=e2e_only["tau"],
+        backend_options=parse_backend_options(e2e_only["backend_option"] or ()),
+    ), as_json
+
+
+def parse_backend_options(items: Sequence[str]) -> dict[str, dict[str, object]]:
+    """`["mad.n_agents=2", "down.theta=0.5"]` → {"down": {"theta": 0.5}, "mad": {"n_agents": 2}}.
+
+    Values are read as JSON (numbers, true/false, null), else kept as text."""
+    options: dict[str, dict[str, object]] = {}
+    for item in items:
+        target, equals, value = item.partition("=")
+        backend, dot, name = target.partition(".")
+        if not (equals and dot and backend and name):
+            raise ConfigError("--backend-option", f"write BACKEND.FIELD=VALUE, e.g. "
+                              f"mad.n_agents=2; got {item!r}")
+        try:
+            parsed: object = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        options.setdefault(backend, {})[name] = parsed
+    return options
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         config, as_json = config_from_args(argv)
+        if isinstance(config, E2EConfig):
+            return _print_e2e(config, as_json)
         result = evaluate(config)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -243,6 +313,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"report: {result.markdown_path}\njson: {result.json_path}")
         for path in result.plots.values():
             print(f"plot: {path}")
+    return 0
+
+
+def _print_e2e(config: E2EConfig, as_json: bool) -> int:
+    from training.evaluation.e2e import evaluate_e2e
+
+    result = evaluate_e2e(config)
+    if as_json:
+        sys.stdout.write(json_text(result.document))
+    else:
+        print(result.markdown)
+        print(f"report: {result.markdown_path}\njson: {result.json_path}")
     return 0
 
 

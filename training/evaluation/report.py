@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -145,10 +145,14 @@ def _failures(failures: Mapping[str, int]) -> str:
     return "" if not failures else ": " + ", ".join(f"{k} {v}" for k, v in failures.items())
 
 
-def write_report(document: Mapping[str, Any], out_dir: Path) -> tuple[Path, Path]:
-    """Write report.json and report.md into `out_dir`; return their paths."""
+def write_report(document: Mapping[str, Any], out_dir: Path, *,
+                 render: Callable[[Mapping[str, Any]], str] = render_markdown,
+                 json_file: str = JSON_FILE, markdown_file: str = MARKDOWN_FILE
+                 ) -> tuple[Path, Path]:
+    """Write the JSON document and its Markdown rendering (`render`) into `out_dir` (default
+    names: report.json, report.md); return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    json_path, markdown_path = out_dir / JSON_FILE, out_dir / MARKDOWN_FILE
+    json_path, markdown_path = out_dir / json_file, out_dir / markdown_file
     json_path.write_text(json_text(document), encoding="utf-8")
-    markdown_path.write_text(render_markdown(to_jsonable(document)), encoding="utf-8")
+    markdown_path.write_text(render(to_jsonable(document)), encoding="utf-8")
     return json_path, markdown_path

@@ -1,0 +1,238 @@
+"""End-to-end benchmark (`python -m training.evaluate --e2e`, SPEC §10): accuracy and cost of
+CoT, self-consistency, full MAD, DOWN and iMAD with AceMAD or SVR-MAD on the same questions.
+
+Every LLM call goes through one record/replay cache (`training.evaluation.e2e_calls`), so a
+rerun or a resumed run replays what was already asked. Each method answers each question once;
+the tokens of a question are those of every call its method made, counted at the chat-model
+layer (prompt + completion, replayed calls included). A typed imad error on one question is
+recorded for that question and the run goes on; in replay mode a call missing from the cache
+marks its question as failed, so no number is computed from a partial replay. The numbers and
+the report are built by `training.evaluation.e2e_report`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from imad.critique.call import SelfCritique
+from imad.critique.canonical import answers_match
+from imad.critique.prompts import PROMPT_VERSION
+from imad.debate import DebateBackend, create_backend
+from imad.errors import ImadError
+from imad.llm.types import ChatModel
+from imad.pipeline import Pipeline, router_confidence_source
+from imad.question import Question
+from imad.router import DEFAULT_CHECKPOINT, Router
+from training.data import load_questions
+from training.evaluation.config import E2EConfig, dataset_name
+from training.evaluation.e2e_calls import CallUsage, MeteredChat, open_call_cache, prime_from_corpus
+from training.evaluation.e2e_methods import E2E_METHODS, Method
+from training.evaluation.e2e_report import build_document, write_e2e_report
+from training.evaluation.responses import check_questions
+
+
+@dataclass(frozen=True)
+class QuestionOutcome:
+    """One method's answer to one question, what it cost, and (selective methods) its decision.
+
+    For a selective method, `escalated` says whether it debated, `single_answer` is the first,
+    single-agent answer (iMAD: the self-critique's final answer, "" when unparsed; DOWN: its
+    opening), and `p` the score it decided on (iMAD: the router's p; DOWN: the confidence).
+    """
+
+    question_id: str
+    gold: str
+    answer: str
+    correct: bool
+    prompt_tokens: int
+    completion_tokens: int
+    calls: int
+    messages: int
+    model_seconds: float
+    stop: str
+    error: str | None = None
+    failed_calls: int = 0
+    escalated: bool | None = None
+    single_answer: str | None = None
+    single_correct: bool | None = None
+    p: float | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "total_tokens": self.total_tokens}
+
+
+@dataclass(frozen=True)
+class Answered:
+    """What a method returned for one question, before its cost is attached."""
+
+    answer: str
+    messages: int
+    stop: str
+    error: str | None = None
+    escalated: bool | None = None
+    single_answer: str | None = None
+    p: float | None = None
+
+
+Runner = Callable[[Question], Answered]
+
+
+@dataclass(frozen=True)
+class E2EResult:
+    """The JSON document, the Markdown report, where they were written, every outcome."""
+
+    document: dict[str, Any]
+    markdown: str
+    json_path: Path
+    markdown_path: Path
+    outcomes: dict[str, dict[str, list[QuestionOutcome]]]
+    """dataset → method → one outcome per question, in question order."""
+
+
+def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
+                 router: Router | None = None) -> E2EResult:
+    """Run the benchmark `config` describes; `model` and `router` replace `config.llm` and
+    `config.router` (tests, notebooks)."""
+    routed = any(E2E_METHODS[m].routed for m in config.methods)
+    router_path = None
+    if router is None and routed:
+        router_path = str(config.router or DEFAULT_CHECKPOINT)
+        router = Router.load(router_path)
+    if router is not None and config.tau is not None:
+        router = router.with_threshold(config.tau, "set for this run (--tau)")
+    questions = {dataset_name(d): load_questions(d, data_dir=config.data_dir, limit=config.limit)
+                 for d in config.datasets}
+    for name, items in questions.items():
+        check_questions(name, items)  # every input is checked before the first call
+    spec: str | None = None
+    if model is None:
+        from imad.llm.spec import chat_model_from_spec
+
+        spec, model = config.llm, chat_model_from_spec(config.llm)
+    cache = open_call_cache(model, config.cache, config.cache_mode)
+    meter = MeteredChat(cache, max_concurrency=getattr(model, "max_concurrency", 1))
+    source = config.confidence_source or (router_confidence_source(router) if router else "verbal")
+    critique = SelfCritique(meter, max_tokens=config.max_tokens, confidence_source=source)
+    methods = {name: prepare(E2E_METHODS[name], meter, router, critique, config.backend_options)
+               for name in config.methods}
+    outcomes: dict[str, dict[str, list[QuestionOutcome]]] = {}
+    primed: dict[str, int] = {}
+    try:
+        for name, items in questions.items():
+            primed[name] = 0
+            if routed and config.cache_mode == "record" and config.corpus_dir:
+                primed[name] = prime_from_corpus(cache, critique, items, config.corpus_dir, name)
+            outcomes[name] = {}
+            for method, prepared in methods.items():
+                outcomes[name][method] = _run_method(f"{name}/{method}", prepared.run, items,
+                                                     meter, config.progress)
+    finally:
+        cache.close()
+    run = {"llm": {"model_id": model.model_id, "spec": spec},
+           "router": None if router is None else {
+               "name": router.name, "path": router_path or "(passed in by the caller)",
+               "tau": router.tau, "tau_method": router.tau_method},
+           "self_critique": {"prompt_version": PROMPT_VERSION, "confidence_source": source,
+                             "decoding": critique.decoding_params()},
+           "cache": {"path": str(config.cache), "mode": config.cache_mode,
+                     "primed_from_corpus": primed},
+           "methods": {name: prepared.info() for name, prepared in methods.items()},
+           "config": config.to_dict()}
+    document = build_document(run, outcomes)
+    json_path, markdown_path, markdown = write_e2e_report(document, Path(config.out))
+    return E2EResult(document, markdown, json_path, markdown_path, outcomes)
+
+
+@dataclass(frozen=True)
+class PreparedMethod:
+    """A method ready to run: its registry entry, its debate back-end, and how to call it."""
+
+    method: Method
+    backend: DebateBackend
+    """The whole method, or (iMAD) the back-end escalated questions go to."""
+    run: Runner
+
+    def info(self) -> dict[str, Any]:
+        return {"title": self.method.title, "backend": self.method.backend,
+                "routed": self.method.routed, "selective": self.method.selective,
+                "backend_config": asdict(self.backend.config)}
+
+
+def prepare(method: Method, model: MeteredChat, router: Router | None, critique: SelfCritique,
+            options: Mapping[str, Mapping[str, Any]]) -> PreparedMethod:
+    """The back-end (with `options[backend]` over its defaults) and the runner of `method`."""
+    backend = create_backend(method.backend, model, **dict(options.get(method.backend, {})))
+    if method.routed:
+        pipeline = Pipeline(router, model, backend, critique=critique)
+        return PreparedMethod(method, backend, lambda q: _answer_with_pipeline(pipeline, q))
+    if method.selective:
+        return PreparedMethod(method, backend, lambda q: _answer_selectively(backend, q))
+    return PreparedMethod(method, backend, lambda q: _answer(backend, q))
+
+
+def _answer(backend: DebateBackend, question: Question) -> Answered:
+    result = backend.run(question)
+    return Answered(result.final_answer, result.messages, result.stop_reason)
+
+
+def _answer_selectively(backend: DebateBackend, question: Question) -> Answered:
+    """DOWN: "confident" keeps its opening; "debated:…" hands it to the debate as agent 0's
+    opening, which is then round 0's agent_0 answer (unless it had no answer to hand on)."""
+    result = backend.run(question)
+    escalated = result.stop_reason.startswith("debated")
+    seeded = not escalated or "seed_opening:agent_0" in result.flags
+    single = result.rounds[0].get("agent_0", "") if seeded and result.rounds else ""
+    return Answered(result.final_answer, result.messages, result.stop_reason, None, escalated,
+                    single, result.details.get("confidence"))
+
+
+def _answer_with_pipeline(pipeline: Pipeline, question: Question) -> Answered:
+    result = pipeline.answer(question)
+    critique = result.critique
+    return Answered(result.answer, result.debate.messages if result.debate else 0, result.source,
+                    result.error, result.escalated,
+                    critique.response.final_answer if critique.ok else "", result.decision.p)
+
+
+def _run_method(label: str, runner: Runner, questions: list[Question], meter: MeteredChat,
+                progress: bool) -> list[QuestionOutcome]:
+    from tqdm import tqdm
+
+    outcomes = []
+    meter.take()
+    for question in tqdm(questions, desc=label, unit="q", disable=not progress, file=sys.stderr):
+        try:
+            answered = runner(question)
+        except ImadError as error:
+            answered = Answered("", 0, "failed", f"{type(error).__name__}: {error}")
+        outcomes.append(_outcome(question, answered, meter.take()))
+    return outcomes
+
+
+def _outcome(question: Question, answered: Answered, usage: CallUsage) -> QuestionOutcome:
+    error = answered.error
+    if usage.replay_misses:
+        error = (f"ReplayMissError: {usage.replay_misses} of this question's {usage.calls} calls "
+                 "are not in the cache (replay mode)")
+
+    def right(answer: str | None) -> bool | None:
+        if answer is None:
+            return None
+        return answers_match(answer, question.gold, question.task_type, question.choices)
+
+    return QuestionOutcome(
+        question_id=question.id, gold=str(question.gold), answer=answered.answer,
+        correct=bool(right(answered.answer)), prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens, calls=usage.calls, messages=answered.messages,
+        model_seconds=round(usage.model_seconds, 4), stop=answered.stop, error=error,
+        failed_calls=usage.failed_calls, escalated=answered.escalated,
+        single_answer=answered.single_answer, single_correct=right(answered.single_answer),
+        p=answered.p)
