@@ -158,3 +158,30 @@ class DebateError(ImadError):
 
 class DatasetError(ImadError, ValueError):
     """A dataset file is missing or a record in it is malformed (the message names file and line)."""
+
+
+# --- Serving -------------------------------------------------------------------------------------
+
+
+class ServeError(ImadError):
+    """`imad serve` refused or could not finish a request.
+
+    Carries what the HTTP response needs: the status, the OpenAI error `type` and `code`, the
+    offending request field (`param`) and extra headers (e.g. `Retry-After` with a 429).
+    """
+
+    def __init__(self, status: int, message: str, *, type: str = "invalid_request_error",
+                 code: str | None = None, param: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type
+        self.code = code
+        self.param = param
+        self.headers = dict(headers or {})
+
+    def to_body(self) -> dict[str, Any]:
+        """The OpenAI error shape: {"error": {"message", "type", "param", "code"}}."""
+        return {"error": {"message": self.message, "type": self.type, "param": self.param,
+                          "code": self.code}}

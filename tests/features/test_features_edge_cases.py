@@ -157,3 +157,13 @@ def test_other_textstat_version_is_refused_with_the_install_command(monkeypatch)
     monkeypatch.setattr(textstat, "__version__", (0, 7, 4))
     with pytest.raises(FeatureError, match=r"textstat 0\.7\.4 is installed.*textstat==0\.7\.13"):
         load_textstat.__wrapped__()
+
+
+def test_concurrent_first_loads_share_one_pipeline():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from features.pipeline import load_pipeline
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        loaded = list(pool.map(lambda _: load_pipeline(), range(8)))
+    assert all(nlp is loaded[0] for nlp in loaded)

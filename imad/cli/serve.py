@@ -1,0 +1,97 @@
+"""`imad serve`: the OpenAI-compatible routing server (needs the `serve` extra)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import os
+
+from imad.cli.common import DEFAULT_LLM
+from imad.errors import ConfigError
+from imad.serve.model_names import SERVE_BACKENDS
+from imad.serve.settings import ServeSettings
+
+_DEFAULTS = ServeSettings()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--router", default=None,
+                        help="router checkpoint directory (default: the shipped imad-router-v1)")
+    parser.add_argument("--llm", default=DEFAULT_LLM,
+                        help="chat back-end behind the router: local | gguf:PATH | openai:MODEL[@URL] | "
+                             "cached:PATH::SPEC (default: %(default)s)")
+    parser.add_argument("--backend", default=_DEFAULTS.default_backend, choices=SERVE_BACKENDS,
+                        help="debate back-end of the model name 'imad' (default: %(default)s)")
+    parser.add_argument("--tau", type=float, default=None,
+                        help="threshold of model names without one (default: the checkpoint's)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=8000, help="port to bind (default: %(default)s)")
+    parser.add_argument("--api-key-env", default=None, metavar="VAR",
+                        help="require 'Authorization: Bearer <key>' with the key read from this "
+                             "environment variable (default: no auth)")
+    parser.add_argument("--max-concurrency", type=int, default=_DEFAULTS.max_concurrency,
+                        help="pipelines running at once; more get 429 (default: %(default)s)")
+    parser.add_argument("--request-timeout", type=float, default=_DEFAULTS.request_timeout_s,
+                        metavar="SECONDS", help="504 after this long (default: %(default)s)")
+    parser.add_argument("--max-request-bytes", type=int, default=_DEFAULTS.max_request_bytes,
+                        help="largest request body (default: %(default)s)")
+    parser.add_argument("--max-question-chars", type=int, default=_DEFAULTS.max_question_chars,
+                        help="longest question plus context (default: %(default)s)")
+    parser.add_argument("--retry-after", type=int, default=_DEFAULTS.retry_after_s, metavar="SECONDS",
+                        help="Retry-After of a 429 (default: %(default)s)")
+    parser.add_argument("--shutdown-timeout", type=float, default=_DEFAULTS.shutdown_timeout_s,
+                        metavar="SECONDS",
+                        help="on SIGTERM, how long in-flight requests may finish (default: %(default)s)")
+    parser.add_argument("--log-prompts", action="store_true",
+                        help="include question text in the JSON logs (default: sizes only)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                        help="(default: %(default)s)")
+
+
+def api_key_from_env(variable: str | None) -> str | None:
+    """The key named by --api-key-env; a named but unset variable is an error, not 'no auth'."""
+    if variable is None:
+        return None
+    key = os.environ.get(variable, "")
+    if not key.strip():
+        raise ConfigError("--api-key-env", f"the environment variable {variable} is unset or empty; "
+                                           "export the key first or drop --api-key-env")
+    return key
+
+
+def settings_from_args(args: argparse.Namespace) -> ServeSettings:
+    if not 0 <= args.port <= 65535:
+        raise ConfigError("--port", f"must be in [0, 65535], got {args.port}")
+    return ServeSettings(
+        api_key=api_key_from_env(args.api_key_env), max_request_bytes=args.max_request_bytes,
+        max_question_chars=args.max_question_chars, max_concurrency=args.max_concurrency,
+        request_timeout_s=args.request_timeout, retry_after_s=args.retry_after,
+        default_backend=args.backend, default_tau=args.tau, log_prompts=args.log_prompts,
+        shutdown_timeout_s=args.shutdown_timeout)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def run(args: argparse.Namespace) -> int:
+    from imad.serve.server import require_serve_dependencies
+
+    settings = settings_from_args(args)
+    require_serve_dependencies()
+    from imad.serve.app import create_app
+    from imad.serve.factory import PipelineFactory
+    from imad.serve.logs import configure_logging, log_event
+    from imad.serve.server import serve
+
+    factory = PipelineFactory.from_specs(router=args.router, llm=args.llm)
+    configure_logging(args.log_level)
+    if settings.api_key is None and not _is_loopback(args.host):
+        log_event("no_api_key", level=logging.WARNING, host=args.host,
+                  warning="anyone who can reach this address can use the server; set --api-key-env")
+    serve(create_app(settings, factory), settings, host=args.host, port=args.port)
+    return 0

@@ -1,0 +1,60 @@
+"""Building the pipeline of one request from the server's shared parts.
+
+The router and the chat model are loaded once per server; a request only chooses the debate
+back-end and τ (through its model name, `imad.serve.model_names`). Building a `Pipeline` per
+request is cheap (a shallow router copy and two small config objects) and lets the server hand
+each request its own `UpstreamWatch` around the shared model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from imad.critique.schema import CritiqueResponse
+from imad.llm.types import ChatModel
+from imad.pipeline import Pipeline
+from imad.router import Router
+from imad.serve.model_names import SERVE_BACKENDS, ModelChoice
+
+WARM_UP_RESPONSE = CritiqueResponse(
+    initial_answer="yes", initial_reasoning="It has answered a request before.",
+    critique="It may have just started, so the answer could be no.", alternative_answer="no",
+    final_answer="yes", confidence_initial=0.8, confidence_critique=0.2)
+
+
+@dataclass
+class PipelineFactory:
+    """The router, chat model and per-back-end options every request's pipeline shares.
+
+    backend_options: config overrides per back-end name, e.g. {"svrmad": {"n_agents": 4}}.
+    """
+
+    router: Router
+    model: ChatModel
+    backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def from_specs(cls, *, router: str | Path | None = None, llm: str = "local",
+                   backend_options: dict[str, dict[str, Any]] | None = None) -> PipelineFactory:
+        """From a checkpoint path (default: the shipped router) and a `--llm` spec string."""
+        from imad.llm.spec import chat_model_from_spec
+
+        return cls(Router.load(router), chat_model_from_spec(llm), dict(backend_options or {}))
+
+    def build(self, choice: ModelChoice, model: ChatModel | None = None) -> Pipeline:
+        """The pipeline for `choice`, calling `model` (default: the shared one)."""
+        return Pipeline(self.router, model if model is not None else self.model, choice.backend,
+                        tau=choice.tau, backend_options=dict(self.backend_options.get(choice.backend, {})))
+
+    def prepare(self) -> None:
+        """Build every servable back-end once and score one made-up answer.
+
+        Bad back-end options then fail at start-up rather than per request, and the feature
+        extractor (spaCy, textstat, lexicons) loads once before traffic arrives: its loaders are
+        not locked, so a first burst of concurrent requests would otherwise each load spaCy.
+        """
+        for backend in SERVE_BACKENDS:
+            self.build(ModelChoice(f"imad-{backend}", backend, None))
+        self.router.decide("Is the server warm?", WARM_UP_RESPONSE)

@@ -1,0 +1,46 @@
+"""Structured logs of the routing server: one JSON object per line, no prompt text by default.
+
+Each request logs one `chat_completion` event with its id, status, model, decision, tokens and
+latency; question text appears only with `--log-prompts`, since prompts may hold personal data.
+uvicorn's own messages go through the same formatter so a log shipper sees one format.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import datetime, timezone
+from typing import Any, TextIO
+
+LOGGER_NAME = "imad.serve"
+
+
+class JsonLinesFormatter(logging.Formatter):
+    """`{"time", "level", "logger", "event", ...fields}` on one line; fields come from `log_event`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        data: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(), "logger": record.name, "event": record.getMessage(),
+        }
+        data.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            data["exception"] = self.formatException(record.exc_info)
+        return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def configure_logging(level: str = "info", stream: TextIO | None = None) -> None:
+    """Send imad's and uvicorn's logs to `stream` (default stderr) as JSON lines."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonLinesFormatter())
+    for name in (LOGGER_NAME, "uvicorn"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(level.upper())
+        logger.propagate = False
+
+
+def log_event(event: str, *, level: int = logging.INFO, exc_info: bool = False, **fields: Any) -> None:
+    """Log `event` with `fields` as top-level keys of its JSON line."""
+    logging.getLogger(LOGGER_NAME).log(level, event, extra={"fields": fields}, exc_info=exc_info)

@@ -1,0 +1,211 @@
+"""The wire format of `/v1/chat/completions` and `/v1/models`, as pydantic models.
+
+Requests are read leniently: fields of the OpenAI API that the router does not use
+(`temperature`, `max_tokens`, `tools`, …) are accepted and ignored, because the router was
+trained on the self-critique call's own fixed decoding; only `n > 1` is refused, since the
+pipeline gives one answer. Responses are standard chat completions plus one documented extra
+field, `imad`, holding the routing decision (`ImadInfo`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from imad.errors import ServeError
+from imad.question import TaskType
+
+if TYPE_CHECKING:
+    from imad.pipeline import PipelineAnswer
+    from imad.serve.model_names import ModelChoice
+
+# --- requests ------------------------------------------------------------------------------------
+
+
+class ChatMessage(BaseModel):
+    """One message; `content` is a string or a list of OpenAI content parts."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
+class ImadOptions(BaseModel):
+    """Optional request field `imad` (the SDKs send it with `extra_body={"imad": {...}}`).
+
+    choices: answer options, lettered A, B, C… (makes the question multiple choice).
+    task_type: how answers are compared (default: multiple_choice with choices, else short_answer).
+    context: supporting text shown before the question, e.g. an abstract.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    choices: list[str] = Field(default_factory=list)
+    task_type: TaskType | None = None
+    context: str = ""
+
+
+class ChatCompletionRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    n: int | None = None
+    imad: ImadOptions | None = None
+
+
+def parse_chat_request(body: bytes) -> ChatCompletionRequest:
+    """The request in `body`, or ServeError 400 saying which field is wrong and why."""
+    try:
+        payload = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ServeError(400, f"the request body is not valid JSON: {error}", code="invalid_json") from None
+    if not isinstance(payload, dict):
+        raise ServeError(400, f"the request body must be a JSON object, got {type(payload).__name__}",
+                         code="invalid_json")
+    try:
+        request = ChatCompletionRequest.model_validate(payload)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "body"
+        more = f" ({error.error_count()} errors in all)" if error.error_count() > 1 else ""
+        raise ServeError(400, f"invalid request field {where!r}: {first['msg']}{more}",
+                         code="invalid_request", param=where) from None
+    if request.n not in (None, 1):
+        raise ServeError(400, f"n={request.n} is not supported: the router gives one answer per request",
+                         code="unsupported_parameter", param="n")
+    return request
+
+
+# --- responses -----------------------------------------------------------------------------------
+
+
+class Usage(BaseModel):
+    """Tokens of every LLM call the pipeline made for the request (self-critique and debate)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class ImadInfo(BaseModel):
+    """The extra `imad` field of a completion: what the router decided and what it cost.
+
+    p: P(answer correct) from the router; null when the self-critique could not be parsed.
+    tau: the threshold used; escalated: p < tau (or unparsed), so a debate ran.
+    backend: the debate back-end the model name selected (used only when escalated).
+    source: single_agent (kept), debate, or single_agent_fallback (the debate failed).
+    reasons: the router's short explanation; parse_status: parsed | unparsed.
+    llm_calls: calls made (usage sums over them); error: a recorded non-fatal failure.
+    upstream_model: the chat model behind the router.
+    """
+
+    p: float | None
+    tau: float
+    escalated: bool
+    backend: str
+    source: str
+    reasons: list[str]
+    parse_status: str
+    llm_calls: int
+    error: str | None
+    upstream_model: str
+
+
+class AssistantMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str
+
+
+class Choice(BaseModel):
+    index: int = 0
+    message: AssistantMessage
+    finish_reason: str = "stop"
+    logprobs: None = None
+
+
+class ChatCompletion(BaseModel):
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    system_fingerprint: str
+    choices: list[Choice]
+    usage: Usage
+    imad: ImadInfo
+
+
+class Delta(BaseModel):
+    role: Literal["assistant"] | None = None
+    content: str | None = None
+
+
+class ChunkChoice(BaseModel):
+    index: int = 0
+    delta: Delta
+    finish_reason: str | None = None
+
+
+class ChatCompletionChunk(BaseModel):
+    id: str
+    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
+    created: int
+    model: str
+    system_fingerprint: str
+    choices: list[ChunkChoice]
+    usage: Usage | None = None
+    imad: ImadInfo | None = None
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str = "imad"
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ModelCard]
+
+
+def completion_from_answer(answer: PipelineAnswer, choice: ModelChoice, *, completion_id: str,
+                           created: int, fingerprint: str) -> ChatCompletion:
+    """The chat completion of a pipeline answer; `usage` sums every call in its trace."""
+    decision = answer.decision
+    info = ImadInfo(p=decision.p, tau=decision.tau, escalated=decision.escalate, backend=choice.backend,
+                    source=answer.source, reasons=list(decision.reasons),
+                    parse_status=decision.parse_status, llm_calls=len(answer.trace), error=answer.error,
+                    upstream_model=answer.critique.model_id)
+    usage = Usage(prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
+                  total_tokens=answer.total_tokens)
+    return ChatCompletion(id=completion_id, created=created, model=choice.name,
+                          system_fingerprint=fingerprint,
+                          choices=[Choice(message=AssistantMessage(content=answer.answer))],
+                          usage=usage, imad=info)
+
+
+MAX_HEADER_CHARS = 4096
+"""Longest X-Imad-Decision header; proxies commonly cap a header line at 8 KiB."""
+
+
+def decision_header(info: ImadInfo) -> str:
+    """The compact, ASCII-only JSON of the `X-Imad-Decision` header (τ and ≥ are escaped)."""
+    decision = {"p": info.p, "tau": info.tau, "escalated": info.escalated, "backend": info.backend,
+                "source": info.source, "reasons": info.reasons}
+    text = json.dumps(decision, separators=(",", ":"), ensure_ascii=True)
+    if len(text) > MAX_HEADER_CHARS:  # a long parse error: keep the gist, the body has it all
+        decision["reasons"] = [info.reasons[0][:200]] if info.reasons else []
+        text = json.dumps(decision, separators=(",", ":"), ensure_ascii=True)
+    return text

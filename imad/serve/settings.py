@@ -1,0 +1,65 @@
+"""The routing server's settings: limits, auth and defaults, validated once at start-up.
+
+Every field maps to one `imad serve` flag, and a bad value raises a `ConfigError` naming that
+flag, so a misconfigured server fails before it binds a port rather than on the first request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from imad.errors import ConfigError
+from imad.question import MAX_QUESTION_CHARS
+from imad.serve.model_names import SERVE_BACKENDS
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """How `imad serve` answers requests.
+
+    api_key: when set, every /v1 request needs `Authorization: Bearer <api_key>`.
+    max_request_bytes: largest request body read; larger bodies get 413 before parsing.
+    max_question_chars: longest question (+ `imad.context`) accepted; longer ones get 413.
+    max_concurrency: pipelines running at once; a request beyond that gets 429 at once, with
+        `Retry-After: retry_after_s`, rather than waiting in a queue that hides the overload.
+    request_timeout_s: a pipeline still running after this gets 504 (its slot stays taken until
+        it really ends, so timed-out work cannot pile up beyond `max_concurrency`).
+    default_backend / default_tau: what the model name `imad` means; `default_tau=None` keeps
+        the router checkpoint's τ.
+    log_prompts: put the question text into the JSON log lines (off: logs carry sizes only).
+    shutdown_timeout_s: on SIGTERM/SIGINT, how long in-flight requests may run before the
+        server closes them anyway.
+    """
+
+    api_key: str | None = field(default=None, repr=False)
+    max_request_bytes: int = 262_144
+    max_question_chars: int = MAX_QUESTION_CHARS
+    max_concurrency: int = 4
+    request_timeout_s: float = 300.0
+    retry_after_s: int = 2
+    default_backend: str = "acemad"
+    default_tau: float | None = None
+    log_prompts: bool = False
+    shutdown_timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.api_key is not None and not self.api_key.strip():
+            raise ConfigError("--api-key-env", "the API key is empty; set a non-empty key or none")
+        if self.max_request_bytes < 1024:
+            raise ConfigError("--max-request-bytes", f"must be >= 1024, got {self.max_request_bytes}")
+        if not 1 <= self.max_question_chars <= MAX_QUESTION_CHARS:
+            raise ConfigError("--max-question-chars",
+                              f"must be in [1, {MAX_QUESTION_CHARS}], got {self.max_question_chars}")
+        if self.max_concurrency < 1:
+            raise ConfigError("--max-concurrency", f"must be >= 1, got {self.max_concurrency}")
+        if self.request_timeout_s <= 0:
+            raise ConfigError("--request-timeout", f"must be > 0 seconds, got {self.request_timeout_s}")
+        if self.retry_after_s < 1:
+            raise ConfigError("--retry-after", f"must be >= 1 second, got {self.retry_after_s}")
+        if self.default_backend not in SERVE_BACKENDS:
+            raise ConfigError("--backend", f"must be one of {', '.join(SERVE_BACKENDS)}, "
+                                           f"got {self.default_backend!r}")
+        if self.default_tau is not None and not 0.0 <= self.default_tau <= 1.0:
+            raise ConfigError("--tau", f"must be in [0, 1], got {self.default_tau}")
+        if self.shutdown_timeout_s < 0:
+            raise ConfigError("--shutdown-timeout", f"must be >= 0 seconds, got {self.shutdown_timeout_s}")

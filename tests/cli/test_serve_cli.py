@@ -1,0 +1,103 @@
+"""`imad serve`: flags, clear errors before binding, and a real server process that stops on SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from imad.cli.main import main
+from imad.critique.call import SelfCritique
+from imad.llm.cache import CachedChat
+from imad.llm.scripted import ScriptedChat
+from imad.question import Question
+from tests.conftest import REPO_ROOT
+from tests.router.router_helpers import make_router
+from tests.support.servers import free_port
+from tests.support.serving import echo_respond, tagged_question
+
+
+@pytest.fixture
+def router_dir(tmp_path):
+    return make_router().save(tmp_path / "router")
+
+
+def test_help_lists_the_flags(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["serve", "--help"])
+    out = capsys.readouterr().out
+    assert caught.value.code == 0
+    for flag in ("--router", "--llm", "--backend", "--tau", "--host", "--port", "--api-key-env",
+                 "--max-concurrency", "--request-timeout", "--max-request-bytes", "--max-question-chars",
+                 "--shutdown-timeout", "--log-prompts"):
+        assert flag in out
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--max-concurrency", "0"], "--max-concurrency: must be >= 1"),
+    (["--tau", "2"], "--tau: must be in [0, 1]"),
+    (["--port", "70000"], "--port: must be in [0, 65535]"),
+    (["--api-key-env", "IMAD_TEST_SURELY_UNSET"], "IMAD_TEST_SURELY_UNSET is unset or empty"),
+])
+def test_bad_flags_fail_before_serving(router_dir, capsys, flags, message):
+    assert main(["serve", "--router", str(router_dir), *flags]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_missing_router_is_a_clear_error(tmp_path, capsys):
+    assert main(["serve", "--router", str(tmp_path / "nowhere")]) == 1
+    assert "no router checkpoint directory" in capsys.readouterr().err
+
+
+def test_bad_backend_is_refused_by_argparse(capsys):
+    with pytest.raises(SystemExit):
+        main(["serve", "--backend", "cot"])
+    assert "invalid choice: 'cot'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_serve_process_answers_and_stops_on_sigterm(router_dir, tmp_path):
+    """A real `imad serve` process, its model a replay cache, so no model server is needed."""
+    cache = CachedChat(ScriptedChat(echo_respond, model_id="echo"), tmp_path / "calls.sqlite")
+    assert SelfCritique(cache).run(Question(tagged_question(5))).ok  # records the one call
+    cache.close()
+    port = free_port()
+    command = [sys.executable, "-m", "imad.cli.main", "serve", "--router", str(router_dir),
+               "--llm", f"cached:{tmp_path / 'calls.sqlite'}::openai:echo@http://127.0.0.1:9/v1?max_retries=0",
+               "--tau", "0", "--port", str(port), "--api-key-env", "IMAD_TEST_KEY"]
+    env = {**os.environ, "IMAD_TEST_KEY": "cli-key"}
+    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, process.stderr.read()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "imad serve did not start within 120 s"
+            time.sleep(0.2)
+        body = {"model": "imad", "messages": [{"role": "user", "content": tagged_question(5)}]}
+        response = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", timeout=60,
+                              headers={"Authorization": "Bearer cli-key"}, json=body)
+        assert response.status_code == 200, response.text
+        assert response.json()["choices"][0]["message"]["content"] == "5"
+        assert response.json()["imad"]["tau"] == 0.0
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    lines = [json.loads(line) for line in stderr.splitlines() if line.strip()]
+    events = [line["event"] for line in lines]
+    assert "server_ready" in events and "server_stopped" in events  # the shutdown ran to its end
+    [request] = [line for line in lines if line["event"] == "chat_completion"]
+    assert request["status"] == 200 and "question" not in request
