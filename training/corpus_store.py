@@ -5,6 +5,10 @@ written with a single `write` of one line, flushed and fsync'ed before the next 
 so a crash or SIGKILL loses at most the in-flight record. On reading, a final line cut off by a
 crash is ignored (and reported); any other malformed line is a `DatasetError` naming file and
 line, because silently dropping it would lose data.
+
+A question whose call failed at the LLM (server down, timeout: status `llm_error`) is retried by
+the next run, which appends a new record; readers see only the latest record of each question.
+Parse failures and truncations are answers, not outages, and are kept as they are.
 """
 
 from __future__ import annotations
@@ -93,12 +97,23 @@ def iter_records(path: Path) -> Iterator[CorpusRecord]:
 
 
 def read_records(path: Path) -> list[CorpusRecord]:
-    return list(iter_records(path))
+    """The latest record of each question, in the order questions first appear in `path`."""
+    latest: dict[str, CorpusRecord] = {}
+    for record in iter_records(path):
+        latest[record.question_id] = record  # a retry replaces the failed call, in place
+    return list(latest.values())
+
+
+def is_llm_failure(record: CorpusRecord) -> bool:
+    """The call itself failed (no answer came back), so the question is worth asking again."""
+    return (record.parse_error or "").startswith("llm_error")
 
 
 def completed_ids(path: Path) -> set[str]:
-    """Question ids already in the corpus (a resumed run skips them)."""
-    return {r.question_id for r in iter_records(path)} if path.exists() else set()
+    """Question ids already answered (a resumed run skips them; LLM failures are retried)."""
+    if not path.exists():
+        return set()
+    return {r.question_id for r in read_records(path) if not is_llm_failure(r)}
 
 
 def repair_torn_tail(path: Path) -> bool:

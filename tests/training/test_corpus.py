@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from imad.critique.call import SelfCritique
-from imad.errors import DatasetError
+from imad.errors import DatasetError, LLMServerError
 from imad.llm.scripted import ScriptedChat
 from training.corpus import build_corpus, model_slug, order_questions
 from training.corpus_store import append_record, read_records
@@ -61,6 +61,24 @@ def test_a_corpus_from_another_setup_is_refused_and_kept(fixture_data_dir, tmp_p
     with pytest.raises(DatasetError, match=r"does not fit this run \(max_text_chars 240 instead of 400"):
         build_corpus(questions, SelfCritique(later, max_text_chars=400), path, progress=False)
     assert path.read_bytes() == before and later.calls == []
+
+
+def test_llm_failures_are_retried_by_the_next_run(fixture_data_dir, tmp_path):
+    questions = load_questions("pubmedqa", data_dir=fixture_data_dir, limit=3)
+    path = tmp_path / "c.jsonl"
+
+    def down(request):
+        raise LLMServerError("HTTP 503 from the model server")
+
+    first = build_corpus(questions, SelfCritique(ScriptedChat(down)), path, progress=False)
+    assert first.failures == {"llm_error": 3}
+    retry = ScriptedChat(answer_yes)
+    build_corpus(questions, SelfCritique(retry), path, progress=False)
+    assert len(retry.calls) == 3
+    records = read_records(path)
+    assert [r.question_id for r in records] == [q.id for q in questions]
+    assert all(r.parsed is not None for r in records)
+    assert len(path.read_text().splitlines()) == 6  # the failures stay on disk, superseded
 
 
 def test_rerun_skips_what_is_done(fixture_data_dir, tmp_path):
@@ -137,7 +155,9 @@ def test_append_is_one_line_per_record(tmp_path):
 
     record = CorpusRecord("q", "d", {"text": "t"}, "v", "m", {}, "verbal", "raw", None, "why", None,
                           None, 1, 2, "stop", 0.1)
+    other = CorpusRecord("q2", "d", {"text": "t"}, "v", "m", {}, "verbal", "raw", None, "why", None,
+                         None, 1, 2, "stop", 0.1)
     append_record(tmp_path / "x.jsonl", record)
-    append_record(tmp_path / "x.jsonl", record)
+    append_record(tmp_path / "x.jsonl", other)
     assert (tmp_path / "x.jsonl").read_text().count("\n") == 2
-    assert read_records(tmp_path / "x.jsonl") == [record, record]
+    assert read_records(tmp_path / "x.jsonl") == [record, other]
