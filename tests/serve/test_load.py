@@ -18,7 +18,6 @@ def test_200_requests_at_concurrency_16(start_server):
     print(report.summary())
     assert dict(report.statuses) == {200: 200} and report.retries_429 == 0
     assert report.wrong_answers == [] and report.duplicated_ids == 0 and len(report.ids) == 200
-    assert report.wall_s < 120
 
 
 @pytest.mark.slow
