@@ -6,7 +6,9 @@ Runs `imad.debate.simulate` (synthetic agents answering through the real back-en
 model is documented there) on the same seeded questions for every method, with 20% and 40%
 truth-holders. Also prints the control without second-order knowledge, and with
 `--sensitivity` the variants that move the conclusions: uninformative verbal priors, and an
-echo chamber where truth-holders are as persuadable as the crowd.
+echo chamber where truth-holders are as persuadable as the crowd. `--svr-sweep` prints SVR-MAD's
+accuracy and messages over its posterior strength κ and acceptance threshold τ (SPEC §8 defaults
+κ = 2, τ = 0.75) beside all-to-all MAD, on the default population and on one with flat priors.
 """
 
 from __future__ import annotations
@@ -15,7 +17,43 @@ import argparse
 import time
 from dataclasses import replace
 
-from imad.debate.simulate import PopulationConfig, format_table, simulate
+from imad.debate.registry import make_config
+from imad.debate.simulate import (
+    Method,
+    PopulationConfig,
+    default_methods,
+    format_table,
+    run_method,
+    simulate,
+)
+
+SWEEP_KAPPAS = (2.0, 4.0, 8.0)
+SWEEP_TAUS = (0.75, 0.85, 0.95, 1.0)
+
+
+def svr_sweep(n: int, seed: int) -> None:
+    """SVR-MAD over κ × τ next to all-to-all MAD, on the same seeded questions."""
+    seeds = range(seed, seed + n)
+    base = PopulationConfig()
+    mad = next(m for m in default_methods(base.n_agents) if m.backend == "mad")
+    print("| truth share | priors | method | κ | τ | accuracy | messages/q |")
+    print("|---:|---|---|---:|---:|---:|---:|")
+    for share in (0.2, 0.4):
+        for priors, population in (
+                ("verbal (crowd surer)", replace(base, truth_share=share)),
+                ("flat", replace(base, truth_share=share,
+                                 confidence_truth=base.confidence_crowd))):
+            stats, _ = run_method(mad, population, seeds)
+            print(f"| {share:.0%} | {priors} | all-to-all MAD | | | {stats.accuracy:.3f} | "
+                  f"{stats.messages_per_question:.1f} |")
+            for kappa in SWEEP_KAPPAS:
+                for tau in SWEEP_TAUS:
+                    config = make_config("svrmad", n_agents=base.n_agents,
+                                         consensus_agree=base.n_agents - 1, kappa=kappa, tau=tau,
+                                         prior_source="verbal")
+                    stats, _ = run_method(Method("SVR-MAD", "svrmad", config), population, seeds)
+                    print(f"| {share:.0%} | {priors} | SVR-MAD | {kappa:g} | {tau:g} | "
+                          f"{stats.accuracy:.3f} | {stats.messages_per_question:.1f} |")
 
 
 def main() -> None:
@@ -23,7 +61,12 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1000, help="questions per setting")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sensitivity", action="store_true", help="add the variant populations")
+    parser.add_argument("--svr-sweep", action="store_true",
+                        help="print SVR-MAD over κ × τ instead of the method table")
     args = parser.parse_args()
+    if args.svr_sweep:
+        svr_sweep(args.n, args.seed)
+        return
 
     base = PopulationConfig()
     settings = []
