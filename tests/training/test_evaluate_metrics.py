@@ -18,7 +18,7 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from training.evaluation.report import json_text, macro_summary, to_jsonable
-from training.evaluation.scoring import scorer_metrics
+from training.evaluation.scoring import dataset_notes, scorer_metrics
 from training.metrics import adaptive_calibration_error, brier_score, expected_calibration_error
 
 
@@ -113,3 +113,10 @@ def test_macro_summary_skips_undefined_values():
     assert summary["router"]["ece"] == pytest.approx(0.2)
     assert summary["router"]["auroc"] == pytest.approx(0.8) and summary["router"]["auroc_datasets"] == 1
     assert summary["logistic_regression"]["ece"] is None
+
+
+def test_a_handful_of_right_answers_gets_an_auroc_warning():
+    labels = np.array([1] + [0] * 176)
+    (note,) = dataset_notes(labels, None)
+    assert note.startswith("only 1 of 177 parsed answers are right")
+    assert dataset_notes(np.array([1] * 10 + [0] * 10), None) == []

@@ -27,6 +27,7 @@ _COLUMNS = (
     ("trigger_rate", "trigger@τ"), ("trigger_rate_all", "trigger@τ incl. unparsed"),
     ("kept", "kept"), ("kept_accuracy", "kept accuracy"),
 )
+_SUMMARY_TITLES = dict(_COLUMNS)
 SCORER_TITLES = {
     "router": "router",
     "confidence_initial": "raw confidence (DOWN-style)",
@@ -132,7 +133,8 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             lines += [f"![reliability diagram of {name}]({data['plot']})", ""]
     if len(document["datasets"]) > 1:
         lines += ["## Mean over datasets", "",
-                  "| scorer | " + " | ".join(SUMMARY_METRICS) + " |",
+                  "| scorer | " + " | ".join(_SUMMARY_TITLES.get(m, m) for m in SUMMARY_METRICS)
+                  + " |",
                   "|---|" + "---:|" * len(SUMMARY_METRICS)]
         for name, row in document["summary"].items():
             lines.append(f"| {SCORER_TITLES[name]} | "

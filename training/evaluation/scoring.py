@@ -26,6 +26,8 @@ from training.evaluation.responses import DatasetResponses
 from training.metrics import bin_indices, calibration_bins, score_report
 
 SCORERS = ("router", "confidence_initial", "logistic_regression")
+# Below this many right (or wrong) answers an AUROC is a ranking of a handful of points.
+MIN_CLASS_FOR_AUROC = 10
 
 
 @dataclass(frozen=True)
@@ -112,19 +114,27 @@ def score_dataset(responses: DatasetResponses, router: Router,
         "reused_answers": responses.reused,
         "generated_answers": responses.generated,
         "scorers": scorers,
-        "notes": _notes(labels, logistic_note),
+        "notes": dataset_notes(labels, logistic_note),
         "answers": _answers(records, parsed, probabilities),
     }
     return DatasetScores(responses.name, labels, probabilities, summary)
 
 
-def _notes(labels: np.ndarray, logistic_note: str | None) -> list[str]:
+def dataset_notes(labels: np.ndarray, logistic_note: str | None) -> list[str]:
+    """What a reader must know before trusting this dataset's numbers (e.g. an AUROC on 1 answer)."""
     notes = []
     if labels.size == 0:
         notes.append("no parsed answers: nothing to score, every metric is null")
     elif np.unique(labels).size < 2:
         kind = "right" if labels[0] == 1 else "wrong"
         notes.append(f"all {labels.size} parsed answers are {kind}: AUROC is undefined (null)")
+    else:
+        right = int(labels.sum())
+        fewer = min(right, labels.size - right)
+        if fewer < MIN_CLASS_FOR_AUROC:
+            kind = "right" if right == fewer else "wrong"
+            notes.append(f"only {fewer} of {labels.size} parsed answers are {kind}: AUROC ranks "
+                         f"{fewer} answer(s) against the rest, read it as noise")
     if logistic_note:
         notes.append(logistic_note)
     return notes
