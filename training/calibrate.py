@@ -189,6 +189,8 @@ def calibrate_router(router_path: str | Path | None = None, *, target_rate: floa
                          "tau_method": router.tau_method}}
     calibrated = router.with_threshold(choice.tau, method)
     calibrated.metadata = {**router.metadata, "calibration": record}
+    if "metrics" in router.metadata:  # they stay as measured, at the threshold of that time
+        calibrated.metadata["metrics"] = {"tau": router.tau, **router.metadata["metrics"]}
     calibrated.name = destination.name
     calibrated.save(destination)
     reloaded = Router.load(destination)

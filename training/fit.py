@@ -152,6 +152,7 @@ def _fit(config: FitConfig) -> FitResult:
             name: score_report(validation_y, p, tau=config.tau) for name, p in scores.items()
         },
         "selection": note,
+        "tau": config.tau,
     }
     router.metadata["metrics"] = metrics
 

@@ -99,11 +99,16 @@ def _metrics(metrics: dict[str, Any] | None, threshold: dict[str, Any]) -> str:
     if not metrics or "validation" not in metrics:
         return ""
     validation = metrics["validation"]
+    measured_tau = metrics.get("tau", threshold["tau"])
+    tau_note = f"τ = {measured_tau:g}"
+    if measured_tau != threshold["tau"]:
+        tau_note += (f" (the threshold when they were measured; this checkpoint's τ = "
+                     f"{threshold['tau']:g}, see Threshold)")
     header = "| scorer | " + " | ".join(title for _, title in _METRIC_COLUMNS) + " |"
     lines = [
         "## Metrics\n",
         f"On the validation split ({validation.get('router', {}).get('n', '?')} rows), "
-        f"τ = {threshold['tau']:g}. Both baselines are scored on the same rows; the logistic "
+        f"{tau_note}. Both baselines are scored on the same rows; the logistic "
         "regression is fitted on the same training rows and scaler.\n",
         header,
         "|---|" + "---:|" * len(_METRIC_COLUMNS),

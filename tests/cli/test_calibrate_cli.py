@@ -112,6 +112,9 @@ def test_calibrate_on_the_validation_split(trained, workdir, capsys):
     assert "the router's validation split" in config["threshold"]["method"]
     calibration = config["calibration"]
     assert calibration["parent"]["tau"] == 0.7 and calibration["parent"]["name"] == "imad-router-v1"
+    # The training metrics are kept with the τ they were measured at, and the card says so.
+    assert config["metrics"]["tau"] == 0.7
+    assert "τ = 0.7 (the threshold when they were measured" in (new / "README.md").read_text()
     # Independently: the new τ escalates the largest share ≤ 25% of the 33 validation rows.
     rows = router_training_rows(router, feature_cache=workdir / "features")
     p = router.predict_proba(rows.validation_features)

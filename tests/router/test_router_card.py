@@ -55,3 +55,13 @@ def test_card_without_training_record_still_renders():
         del config[key]
     card = render_model_card(config)
     assert "## Training data" not in card and "## Metrics" not in card and "## Limits" in card
+
+
+def test_card_of_a_recalibrated_router_gives_the_tau_its_trigger_rates_were_measured_at():
+    config = _config(["SmolLM2-135M-Instruct-Q4_1"])
+    config["threshold"] = {"tau": 0.004, "method": "chosen by imad calibrate"}
+    config["metrics"]["tau"] = 0.7
+    card = render_model_card(config)
+    assert "On the validation split (2 rows), τ = 0.7 (the threshold when they were measured; " \
+           "this checkpoint's τ = 0.004, see Threshold)." in card
+    assert "p < τ = 0.004 are escalated" in card
