@@ -24,21 +24,21 @@ Choices the issue left open (issue 16, item 1):
   pipeline passes its checkpoint's τ). Without one, the budget uses its quantile from the first
   score on, since it has nothing better.
 
-Scores are kept twice: in arrival order (a deque, to know which one leaves the window) and
-sorted (a list kept with `bisect`), so τ is one index into the sorted list. An update costs
-O(log window) comparisons plus one `list.insert`/`del` that moves at most `window` pointers in a
-single memmove (about 1 µs at window 100,000, see benchmarks/bench_budget.py). A balanced tree or
-`sortedcontainers.SortedList` would be asymptotically O(log window), but the latter keeps up to
-1,000 items in one plain list, so at the windows used here it does exactly this; it is not a
-core dependency, and this needs none.
+Scores are kept twice: in arrival order (a deque, to know which one leaves the window) and in
+`SplitHeaps`, two heaps split at τ's rank, so an update and τ cost O(log window) (amortised):
+measured flat from window 200 to 100,000 (benchmarks/bench_budget.py). A sorted list kept with
+`bisect` is about 1.5x faster at window 500 but grows with the window (each insert and delete
+moves up to `window` pointers: 4x slower at 100,000), and `sortedcontainers` is not a core
+dependency.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import threading
-from bisect import bisect_left, insort
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -85,7 +85,7 @@ class TriggerBudget:
         self._lock = threading.Lock()
         self._arrivals: deque[tuple[float | None, bool]] = deque()
         """(score or None when unparsed, escalated) per answer, oldest first."""
-        self._sorted: list[float] = []
+        self._scores = SplitHeaps()
         self._escalated = 0
         self._unparsed = 0
         self._observed_total = 0
@@ -129,7 +129,7 @@ class TriggerBudget:
                 window=self.window,
                 threshold=self._current_threshold(),
                 from_budget=self._warmed_up() or (self.initial_threshold is None
-                                                  and bool(self._sorted)),
+                                                  and len(self._scores) > 0),
                 answers_in_window=answers,
                 unparsed_in_window=self._unparsed,
                 realized_rate=self._escalated / answers if answers else None,
@@ -169,7 +169,7 @@ class TriggerBudget:
         answers = answers[-self.window:]
         with self._lock:
             self._arrivals = deque(answers)
-            self._sorted = sorted(score for score, _ in answers if score is not None)
+            self._scores = SplitHeaps(score for score, _ in answers if score is not None)
             self._escalated = sum(escalated for _, escalated in answers)
             self._unparsed = sum(score is None for score, _ in answers)
             self._observed_total = max(observed_total, len(answers))
@@ -196,7 +196,7 @@ class TriggerBudget:
     # --- internals (called with the lock held) -------------------------------------------------
 
     def _warmed_up(self) -> bool:
-        return len(self._sorted) >= self.min_observations
+        return len(self._scores) >= self.min_observations
 
     def _level(self) -> float:
         answers, unparsed = len(self._arrivals), self._unparsed
@@ -207,12 +207,12 @@ class TriggerBudget:
     def _current_threshold(self) -> float | None:
         if not self._warmed_up() and self.initial_threshold is not None:
             return self.initial_threshold
-        if not self._sorted:
+        if not len(self._scores):
             return None
         level = self._level()
         if level <= 0.0:
             return 0.0  # the unparsed answers use up the budget: escalate no scored answer
-        return self._sorted[_inverted_cdf_index(len(self._sorted), level)]
+        return self._scores.kth(_inverted_cdf_index(len(self._scores), level))
 
     def _append(self, score: float | None, escalated: bool) -> None:
         if len(self._arrivals) == self.window:
@@ -221,7 +221,7 @@ class TriggerBudget:
         if score is None:
             self._unparsed += 1
         else:
-            insort(self._sorted, score)
+            self._scores.add(score)
         self._escalated += escalated
         self._observed_total += 1
 
@@ -231,7 +231,107 @@ class TriggerBudget:
         if score is None:
             self._unparsed -= 1
         else:
-            del self._sorted[bisect_left(self._sorted, score)]
+            self._scores.remove(score)
+
+
+class SplitHeaps:
+    """A multiset of floats with add, remove and the k-th smallest in O(log n) amortised.
+
+    Two heaps split the values: `low` (a max-heap, stored negated) holds the smallest, `high` the
+    rest, and every live value in `low` is ≤ every live value in `high`. The k-th smallest is the
+    top of `low` once `low` holds k + 1 values; moving the split by one costs O(log n), and τ's
+    rank moves by about one per answer. A removed value is only counted (lazy removal) and
+    dropped when it reaches a top; the heaps are rebuilt when dead values outnumber live ones,
+    so memory stays O(window).
+    """
+
+    def __init__(self, values: Iterable[float] = ()) -> None:
+        ordered = sorted(values)
+        self._low: list[float] = []
+        self._high: list[float] = ordered  # a sorted list is a valid min-heap
+        self._low_size, self._high_size = 0, len(ordered)
+        self._dead_low: dict[float, int] = {}
+        self._dead_high: dict[float, int] = {}
+        self._dead = 0
+
+    def __len__(self) -> int:
+        return self._low_size + self._high_size
+
+    def add(self, value: float) -> None:
+        if self._low_size and value <= self._low_top():
+            heapq.heappush(self._low, -value)
+            self._low_size += 1
+        else:
+            heapq.heappush(self._high, value)
+            self._high_size += 1
+
+    def remove(self, value: float) -> None:
+        """Remove one copy of `value`, which must be present."""
+        if self._low_size and value <= self._low_top():
+            self._dead_low[value] = self._dead_low.get(value, 0) + 1
+            self._low_size -= 1
+        else:
+            self._dead_high[value] = self._dead_high.get(value, 0) + 1
+            self._high_size -= 1
+        self._dead += 1
+        if self._dead > len(self) + 64:
+            self._compact()
+
+    def kth(self, k: int) -> float:
+        """The k-th smallest value (0-based), 0 ≤ k < len(self)."""
+        while self._low_size > k + 1:
+            self._clean_low()
+            heapq.heappush(self._high, -heapq.heappop(self._low))
+            self._low_size, self._high_size = self._low_size - 1, self._high_size + 1
+        while self._low_size < k + 1:
+            self._clean_high()
+            heapq.heappush(self._low, -heapq.heappop(self._high))
+            self._low_size, self._high_size = self._low_size + 1, self._high_size - 1
+        return self._low_top()
+
+    def values(self) -> list[float]:
+        """The live values, sorted."""
+        self._compact()
+        return sorted([-v for v in self._low] + self._high)
+
+    def _low_top(self) -> float:
+        self._clean_low()
+        return -self._low[0]
+
+    def _clean_low(self) -> None:
+        while self._low and self._dead_low.get(-self._low[0]):
+            _discount(self._dead_low, -heapq.heappop(self._low))
+            self._dead -= 1
+
+    def _clean_high(self) -> None:
+        while self._high and self._dead_high.get(self._high[0]):
+            _discount(self._dead_high, heapq.heappop(self._high))
+            self._dead -= 1
+
+    def _compact(self) -> None:
+        self._low = [-v for v in _drop(self._dead_low, [-v for v in self._low])]
+        self._high = _drop(self._dead_high, self._high)
+        heapq.heapify(self._low)
+        heapq.heapify(self._high)
+        self._dead = 0
+
+
+def _discount(counts: dict[float, int], value: float) -> None:
+    if counts[value] == 1:
+        del counts[value]
+    else:
+        counts[value] -= 1
+
+
+def _drop(dead: dict[float, int], values: list[float]) -> list[float]:
+    """`values` without the dead copies counted in `dead` (which ends empty)."""
+    kept = []
+    for value in values:
+        if dead.get(value):
+            _discount(dead, value)
+        else:
+            kept.append(value)
+    return kept
 
 
 def _inverted_cdf_index(n: int, level: float) -> int:
