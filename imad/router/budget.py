@@ -202,6 +202,8 @@ class TriggerBudget:
         answers, unparsed = len(self._arrivals), self._unparsed
         if unparsed == 0:
             return self.target_rate
+        if unparsed == answers:
+            return 0.0
         return max((self.target_rate * answers - unparsed) / (answers - unparsed), 0.0)
 
     def _current_threshold(self) -> float | None:

@@ -85,6 +85,16 @@ def test_unparsed_answers_count_against_the_budget():
     assert budget.stats().realized_rate > 0.25  # reported honestly, not hidden
 
 
+def test_a_window_of_unparsed_answers_only_escalates_no_scored_answer():
+    budget = TriggerBudget(0.2, window=3, min_observations=1)
+    for _ in range(3):
+        budget.observe_unparsed()
+    assert budget.quantile_level() == 0.0
+    assert budget.threshold is None  # no score yet and no initial τ
+    assert budget.observe(0.01) == 0.0
+    assert budget.stats().realized_rate == 2 / 3
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_with_unparsed_answers_threshold_is_numpy_quantile_at_the_corrected_level(seed):
     rng = np.random.default_rng(100 + seed)
