@@ -25,6 +25,7 @@ _EXPORTS = {
     "chat_model_from_spec": "imad.llm.spec",
     "Router": "imad.router",
     "RouterDecision": "imad.router",
+    "TriggerBudget": "imad.router.budget",
     "Pipeline": "imad.pipeline",
     "PipelineAnswer": "imad.pipeline",
     "create_backend": "imad.debate",

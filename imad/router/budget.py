@@ -1,0 +1,396 @@
+"""An escalation budget: a threshold τ that follows the traffic so the trigger rate holds (SPEC §13).
+
+A τ chosen once on validation data does not transfer: on this repository's own numbers a τ
+calibrated for a 6% escalation rate escalated 32% of MedQA answers. `TriggerBudget` keeps the
+router's scores of the last `window` answers and sets τ to their `target_rate` quantile, so the
+share of answers escalated (p < τ) stays at the budget whatever the score distribution drifts to.
+
+Choices the issue left open (issue 16, item 1):
+- **Quantile definition: `numpy.quantile(..., method="inverted_cdf")`** (Hyndman & Fan type 1),
+  the smallest window score whose empirical CDF reaches the level. τ is then always an observed
+  score, and because the answer being decided is already in the window, `p < τ` escalates the
+  `ceil(level · m) − 1` lowest of the window's m scores: never more than the target share of the
+  window, at most one answer (1/m) fewer. The interpolating definitions would put τ between two
+  scores and escalate one more answer than the budget in about half the windows.
+- **Unparsed answers count against the budget.** They always escalate (SPEC §13) and each one
+  costs a debate like any other, so a budget that ignored them would overspend by their share
+  (11.5% of the embedded model's GSM8K answers are unparsed). `observe_unparsed()` puts them in the
+  window without a score; τ is then the quantile of the parsed scores at the level
+  `(target · n − u) / (n − u)` (n answers in the window, u of them unparsed), so unparsed plus
+  scored escalations add up to the target. This is the rule `imad calibrate` already applies
+  when it chooses a static τ. When unparsed answers alone reach the target, τ is 0 and no parsed
+  answer escalates; the realized rate then exceeds the target, and `stats()` shows it.
+- **Warm-up.** Until `min_observations` scores are in the window τ is `initial_threshold` (the
+  pipeline passes its checkpoint's τ). Without one, the budget uses its quantile from the first
+  score on, since it has nothing better.
+
+Scores are kept twice: in arrival order (a deque, to know which one leaves the window) and in
+`SplitHeaps`, two heaps split at τ's rank, so an update and τ cost O(log window) (amortised):
+measured flat from window 200 to 100,000 (benchmarks/bench_budget.py). A sorted list kept with
+`bisect` was faster at small windows (observe alone, CPU time: 2.0 vs 3.5 µs at window 500) but
+grows with the window, since each insert and delete moves up to `window` pointers (15 vs 3.2 µs
+at 100,000); `sortedcontainers` is not a core dependency.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import threading
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from imad.errors import ConfigError
+
+QUANTILE_METHOD = "inverted_cdf"
+"""The `numpy.quantile` method τ equals (module docstring)."""
+
+STATE_VERSION = 1
+"""Version of the `state_dict()` layout; `load_state_dict` refuses others."""
+
+
+@dataclass(frozen=True)
+class BudgetStats:
+    """What a budget reports (e.g. in a server's /health): its settings, τ and the realized rate."""
+
+    target_rate: float
+    window: int
+    threshold: float | None
+    """τ for the next answer; None before the first score when there is no initial τ."""
+    from_budget: bool
+    """True once τ is the window's quantile, False while it is still the initial τ."""
+    answers_in_window: int
+    unparsed_in_window: int
+    realized_rate: float | None
+    """Share of the window's answers that escalated (unparsed included); None when empty."""
+    observed_total: int
+    """Answers observed since the budget was created (or since the state it loaded)."""
+
+
+class TriggerBudget:
+    """Holds a target escalation rate by setting τ to a quantile of the recent scores."""
+
+    def __init__(self, target_rate: float, window: int = 500, min_observations: int = 50,
+                 initial_threshold: float | None = None) -> None:
+        self.target_rate = _check_rate(target_rate)
+        self.window = _check_count("window", window, minimum=1)
+        self.min_observations = _check_count("min_observations", min_observations, minimum=1)
+        if self.min_observations > self.window:
+            raise ConfigError("min_observations", f"must not exceed window ({self.window}), got "
+                              f"{min_observations}: the window could never hold that many scores")
+        self.initial_threshold = (None if initial_threshold is None
+                                  else _check_score("initial_threshold", initial_threshold))
+        self._lock = threading.Lock()
+        self._arrivals: deque[tuple[float | None, bool]] = deque()
+        """(score or None when unparsed, escalated) per answer, oldest first."""
+        self._scores = SplitHeaps()
+        self._escalated = 0
+        self._unparsed = 0
+        self._observed_total = 0
+
+    # --- observing -----------------------------------------------------------------------------
+
+    def observe(self, p: float) -> float:
+        """Record a router score and return the τ to decide this answer with (escalate if p < τ).
+
+        Observing and choosing τ happen under one lock, so concurrent callers each get the τ
+        that includes their own score; the escalation is counted in the realized rate.
+        """
+        score = _check_score("p", p)
+        with self._lock:
+            self._append(score, False)
+            threshold = cast(float, self._current_threshold())  # not None: p is in the window
+            if score < threshold:
+                self._arrivals[-1] = (score, True)
+                self._escalated += 1
+            return threshold
+
+    def observe_unparsed(self) -> None:
+        """Record an answer that could not be scored: it escalates and uses up budget."""
+        with self._lock:
+            self._append(None, True)
+
+    # --- reading -------------------------------------------------------------------------------
+
+    @property
+    def threshold(self) -> float | None:
+        """τ for the next answer (module docstring); None before any score without an initial τ."""
+        with self._lock:
+            return self._current_threshold()
+
+    def stats(self) -> BudgetStats:
+        """A consistent snapshot of τ, the window and the realized trigger rate."""
+        with self._lock:
+            answers = len(self._arrivals)
+            return BudgetStats(
+                target_rate=self.target_rate,
+                window=self.window,
+                threshold=self._current_threshold(),
+                from_budget=self._warmed_up() or (self.initial_threshold is None
+                                                  and len(self._scores) > 0),
+                answers_in_window=answers,
+                unparsed_in_window=self._unparsed,
+                realized_rate=self._escalated / answers if answers else None,
+                observed_total=self._observed_total,
+            )
+
+    def quantile_level(self) -> float:
+        """The level of the parsed scores' quantile that τ is: the target, corrected for the
+        unparsed answers in the window (module docstring)."""
+        with self._lock:
+            return self._level()
+
+    # --- persistence ---------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """The settings and the window, as JSON-serialisable values (for a restart)."""
+        with self._lock:
+            return {
+                "version": STATE_VERSION,
+                "target_rate": self.target_rate,
+                "window": self.window,
+                "min_observations": self.min_observations,
+                "initial_threshold": self.initial_threshold,
+                "observed_total": self._observed_total,
+                "answers": [[score, escalated] for score, escalated in self._arrivals],
+            }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Replace the window with a saved one; the settings stay this budget's.
+
+        The state is recent traffic, so a budget with another target or window may load it:
+        only the newest `window` answers are kept. Everything is checked before anything
+        changes, so a malformed state raises `ConfigError` naming the key and leaves the budget
+        as it was.
+        """
+        answers, observed_total = _check_state(state)
+        answers = answers[-self.window:]
+        with self._lock:
+            self._arrivals = deque(answers)
+            self._scores = SplitHeaps(score for score, _ in answers if score is not None)
+            self._escalated = sum(escalated for _, escalated in answers)
+            self._unparsed = sum(score is None for score, _ in answers)
+            self._observed_total = max(observed_total, len(answers))
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> TriggerBudget:
+        """A budget with the saved settings and window."""
+        if not isinstance(state, dict):
+            raise ConfigError("state_dict", f"must be a dict, got {type(state).__name__}")
+        for key in ("target_rate", "window", "min_observations", "initial_threshold"):
+            if key not in state:
+                raise ConfigError(f"state_dict.{key}", "missing")
+        budget = cls(state["target_rate"], window=state["window"],
+                     min_observations=state["min_observations"],
+                     initial_threshold=state["initial_threshold"])
+        budget.load_state_dict(state)
+        return budget
+
+    def __repr__(self) -> str:
+        stats = self.stats()
+        return (f"TriggerBudget(target_rate={self.target_rate}, window={self.window}, "
+                f"threshold={stats.threshold}, realized_rate={stats.realized_rate})")
+
+    # --- internals (called with the lock held) -------------------------------------------------
+
+    def _warmed_up(self) -> bool:
+        return len(self._scores) >= self.min_observations
+
+    def _level(self) -> float:
+        answers, unparsed = len(self._arrivals), self._unparsed
+        if unparsed == 0:
+            return self.target_rate
+        if unparsed == answers:
+            return 0.0
+        return max((self.target_rate * answers - unparsed) / (answers - unparsed), 0.0)
+
+    def _current_threshold(self) -> float | None:
+        if not self._warmed_up() and self.initial_threshold is not None:
+            return self.initial_threshold
+        if not len(self._scores):
+            return None
+        level = self._level()
+        if level <= 0.0:
+            return 0.0  # the unparsed answers use up the budget: escalate no scored answer
+        return self._scores.kth(_inverted_cdf_index(len(self._scores), level))
+
+    def _append(self, score: float | None, escalated: bool) -> None:
+        if len(self._arrivals) == self.window:
+            self._evict()
+        self._arrivals.append((score, escalated))
+        if score is None:
+            self._unparsed += 1
+        else:
+            self._scores.add(score)
+        self._escalated += escalated
+        self._observed_total += 1
+
+    def _evict(self) -> None:
+        score, escalated = self._arrivals.popleft()
+        self._escalated -= escalated
+        if score is None:
+            self._unparsed -= 1
+        else:
+            self._scores.remove(score)
+
+
+class SplitHeaps:
+    """A multiset of floats with add, remove and the k-th smallest in O(log n) amortised.
+
+    Two heaps split the values: `low` (a max-heap, stored negated) holds the smallest, `high` the
+    rest, and every live value in `low` is ≤ every live value in `high`. The k-th smallest is the
+    top of `low` once `low` holds k + 1 values; moving the split by one costs O(log n), and τ's
+    rank moves by about one per answer. A removed value is only counted (lazy removal) and
+    dropped when it reaches a top; the heaps are rebuilt when dead values outnumber live ones,
+    so memory stays O(window).
+    """
+
+    def __init__(self, values: Iterable[float] = ()) -> None:
+        ordered = sorted(values)
+        self._low: list[float] = []
+        self._high: list[float] = ordered  # a sorted list is a valid min-heap
+        self._low_size, self._high_size = 0, len(ordered)
+        self._dead_low: dict[float, int] = {}
+        self._dead_high: dict[float, int] = {}
+        self._dead = 0
+
+    def __len__(self) -> int:
+        return self._low_size + self._high_size
+
+    def add(self, value: float) -> None:
+        if self._low_size and value <= self._low_top():
+            heapq.heappush(self._low, -value)
+            self._low_size += 1
+        else:
+            heapq.heappush(self._high, value)
+            self._high_size += 1
+
+    def remove(self, value: float) -> None:
+        """Remove one copy of `value`, which must be present."""
+        if self._low_size and value <= self._low_top():
+            self._dead_low[value] = self._dead_low.get(value, 0) + 1
+            self._low_size -= 1
+        else:
+            self._dead_high[value] = self._dead_high.get(value, 0) + 1
+            self._high_size -= 1
+        self._dead += 1
+        if self._dead > len(self) + 64:
+            self._compact()
+
+    def kth(self, k: int) -> float:
+        """The k-th smallest value (0-based), 0 ≤ k < len(self)."""
+        while self._low_size > k + 1:
+            self._clean_low()
+            heapq.heappush(self._high, -heapq.heappop(self._low))
+            self._low_size, self._high_size = self._low_size - 1, self._high_size + 1
+        while self._low_size < k + 1:
+            self._clean_high()
+            heapq.heappush(self._low, -heapq.heappop(self._high))
+            self._low_size, self._high_size = self._low_size + 1, self._high_size - 1
+        return self._low_top()
+
+    def values(self) -> list[float]:
+        """The live values, sorted."""
+        self._compact()
+        return sorted([-v for v in self._low] + self._high)
+
+    def _low_top(self) -> float:
+        self._clean_low()
+        return -self._low[0]
+
+    def _clean_low(self) -> None:
+        while self._low and self._dead_low.get(-self._low[0]):
+            _discount(self._dead_low, -heapq.heappop(self._low))
+            self._dead -= 1
+
+    def _clean_high(self) -> None:
+        while self._high and self._dead_high.get(self._high[0]):
+            _discount(self._dead_high, heapq.heappop(self._high))
+            self._dead -= 1
+
+    def _compact(self) -> None:
+        self._low = [-v for v in _drop(self._dead_low, [-v for v in self._low])]
+        self._high = _drop(self._dead_high, self._high)
+        heapq.heapify(self._low)
+        heapq.heapify(self._high)
+        self._dead = 0
+
+
+def _discount(counts: dict[float, int], value: float) -> None:
+    if counts[value] == 1:
+        del counts[value]
+    else:
+        counts[value] -= 1
+
+
+def _drop(dead: dict[float, int], values: list[float]) -> list[float]:
+    """`values` without the dead copies counted in `dead` (which ends empty)."""
+    kept = []
+    for value in values:
+        if dead.get(value):
+            _discount(dead, value)
+        else:
+            kept.append(value)
+    return kept
+
+
+def _inverted_cdf_index(n: int, level: float) -> int:
+    """The sorted position `numpy.quantile(x, level, method="inverted_cdf")` returns.
+
+    Written with numpy's own float steps (virtual index n·level − 1, rounded up when it has a
+    fractional part) so τ equals numpy's value bit for bit.
+    """
+    virtual = n * level - 1.0
+    below = math.floor(virtual)
+    index = below + 1 if virtual - below > 0 else below
+    return min(max(index, 0), n - 1)
+
+
+def _check_rate(rate: Any) -> float:
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate < 1.0:
+        raise ConfigError("target_rate", f"must be a number strictly between 0 and 1 (the share "
+                          f"of answers to escalate), got {rate!r}")
+    return float(rate)
+
+
+def _check_count(field: str, value: Any, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(field, f"must be an integer ≥ {minimum}, got {value!r}")
+    return value
+
+
+def _check_score(field: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(field, f"must be a router score (a number in [0, 1]), got {value!r}")
+    score = float(value)
+    if not math.isfinite(score) or not 0.0 <= score <= 1.0:
+        raise ConfigError(field, f"must be a finite router score in [0, 1], got {value!r}; a "
+                          "non-finite p escalates as unparsed (observe_unparsed), never into the "
+                          "window")
+    return score
+
+
+def _check_state(state: Any) -> tuple[list[tuple[float | None, bool]], int]:
+    if not isinstance(state, dict):
+        raise ConfigError("state_dict", f"must be a dict, got {type(state).__name__}")
+    if state.get("version") != STATE_VERSION:
+        raise ConfigError("state_dict.version", f"expected {STATE_VERSION}, got "
+                          f"{state.get('version')!r}; the state was written by another imad version")
+    raw = state.get("answers")
+    if not isinstance(raw, list):
+        raise ConfigError("state_dict.answers", f"must be a list of [score or null, escalated], "
+                          f"got {type(raw).__name__}")
+    answers: list[tuple[float | None, bool]] = []
+    for position, entry in enumerate(raw):
+        field = f"state_dict.answers[{position}]"
+        if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[1], bool)):
+            raise ConfigError(field, f"must be [score or null, escalated (bool)], got {entry!r}")
+        score = None if entry[0] is None else _check_score(field, entry[0])
+        if score is None and not entry[1]:
+            raise ConfigError(field, "an unparsed answer (null score) always escalates")
+        answers.append((score, entry[1]))
+    observed_total = state.get("observed_total", len(answers))
+    _check_count("state_dict.observed_total", observed_total, minimum=0)
+    return answers, observed_total
