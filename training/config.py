@@ -20,8 +20,10 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from imad.cli.entry import EXIT_STATUS_HELP
 from imad.errors import ConfigError
 from imad.router.model import RouterNetConfig
+from training.entry_args import add_debug_flag
 from training.loss import LOSSES, FocusCalConfig
 
 DEFAULT_CORPUS = ("corpus/smollm2-135m-instruct-q4_1",)
@@ -210,8 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m training.fit",
         description="Train the imad router with FocusCal on a self-critique corpus and export "
         "the checkpoint (SPEC §5, §7).",
-        argument_default=argparse.SUPPRESS,
+        argument_default=argparse.SUPPRESS, epilog=EXIT_STATUS_HELP,
     )
+    add_debug_flag(parser)
     parser.add_argument("--config", help="JSON or TOML file of settings (flags override it)")
     parser.add_argument("--corpus", nargs="+", metavar="PATH",
                         help=f"corpus .jsonl files or directories (default: {DEFAULT_CORPUS[0]})")
@@ -259,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(argv: Sequence[str] | None = None) -> FitConfig:
     """Defaults ← `--config` file ← flags."""
     arguments = vars(build_parser().parse_args(argv))
+    arguments.pop("debug")  # read by the entry point (imad.cli.entry.debug_requested)
     settings: dict[str, Any] = {}
     config_path = arguments.pop("config", None)
     if config_path is not None:
