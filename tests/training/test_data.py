@@ -68,7 +68,7 @@ def test_generic_jsonl(tmp_path):
     ('{"question": "ok", "answer": "1"}\nnot json\n', "mine.jsonl:2"),
     ('{"answer": "1"}\n', "'question' is missing"),
     ('{"question": "", "answer": "1"}\n', "empty"),
-    ('[1, 2]\n', "mine.jsonl:1: a JSON list where a JSON object"),
+    ('[1, 2]\n', "mine.jsonl:1: a JSON array where a JSON object"),
 ])
 def test_generic_jsonl_errors_name_the_line(tmp_path, content, message):
     path = tmp_path / "mine.jsonl"

@@ -23,7 +23,7 @@ from typing import Any
 from imad.errors import DatasetError
 from imad.question import Question, TaskType, infer_task_type
 from training.data.images import contained_image
-from training.data.json_lines import check_is_file, iter_json_objects
+from training.data.json_lines import check_is_file, iter_json_objects, json_type
 from training.data.validation import UniqueIds, validate_question
 
 TASK_TYPES = tuple(t.value for t in TaskType)
@@ -54,13 +54,17 @@ def generic_question(row: dict[str, Any], source: Path, line: int,
     )
 
 
+_EXPECTED = {str: "a string", list: "an array", (str, int): "a string or an integer",
+             (str, int, float): "a string or a number"}
+
+
 def _optional(row: dict[str, Any], name: str, kinds: type | tuple[type, ...]) -> Any:
+    """`row[name]`, None when absent or null; a value of another JSON type is a `DatasetError`."""
     value = row.get(name)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, kinds):
-        expected = " or ".join(k.__name__ for k in (kinds if isinstance(kinds, tuple) else (kinds,)))
-        raise DatasetError(f"the field {name!r} must be a {expected}, got {type(value).__name__} "
+        raise DatasetError(f"the field {name!r} must be {_EXPECTED[kinds]}, got {json_type(value)} "
                            f"{_preview(value)}")
     return value
 
@@ -69,8 +73,8 @@ def _strings(row: dict[str, Any], name: str) -> list[str]:
     value = _optional(row, name, list) or []
     for index, item in enumerate(value):
         if not isinstance(item, str):
-            raise DatasetError(f"the field {name!r} must be a list of strings; item {index + 1} is "
-                               f"{type(item).__name__} {_preview(item)}")
+            raise DatasetError(f"the field {name!r} must be an array of strings; item {index + 1} "
+                               f"is {json_type(item)} {_preview(item)}")
     return value
 
 

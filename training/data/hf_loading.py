@@ -2,9 +2,10 @@
 
 `datasets` gives memory-mapped Arrow tables, `num_proc` and caching for free; the rows are
 turned into `Question`s by each dataset's own row function, then validated
-(`training.data.validation`: the gold answer fits, ids are unique). When `datasets` cannot read
-a file, the file is read again line by line to name the first bad line (`datasets` itself says
-only "an error occurred while generating the dataset").
+(`training.data.validation`: the gold answer fits, ids are unique). A JSON-lines file is first
+read line by line (`training.data.json_lines`), so a bad line is named by file and line:
+`datasets` itself says only "an error occurred while generating the dataset", or lets an
+invalid byte through to fail later, while the rows are read.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ def load_json_rows(path: Path, field: str | None = None) -> Iterable[dict[str, A
     check_is_file(path, "dataset file")
     if path.stat().st_size == 0:
         raise DatasetError(f"dataset file {path} is empty")
+    if field is None:
+        for _ in iter_json_objects(path):  # raises DatasetError at the first bad line
+            pass
     set_offline()
     from datasets import load_dataset
 
@@ -32,9 +36,6 @@ def load_json_rows(path: Path, field: str | None = None) -> Iterable[dict[str, A
         kwargs = {"field": field} if field else {}
         return load_dataset("json", data_files={"rows": str(path)}, split="rows", **kwargs)
     except Exception as error:  # datasets raises many types for a bad file; name the file
-        if field is None:
-            for _ in iter_json_objects(path):  # raises DatasetError at the first bad line
-                pass
         raise DatasetError(f"could not read {path} with datasets: {type(error).__name__}: {error}") \
             from error
 

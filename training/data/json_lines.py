@@ -69,5 +69,15 @@ def decode_json_object(raw: bytes) -> dict[str, Any]:
     except (ValueError, RecursionError) as error:  # a 5,000-digit number; 100,000 nested [
         raise DatasetError(f"not readable JSON ({type(error).__name__}: {error})") from error
     if not isinstance(value, dict):
-        raise DatasetError(f"a JSON {type(value).__name__} where a JSON object {{…}} was expected")
+        raise DatasetError(f"a JSON {json_type(value)} where a JSON object {{…}} was expected")
     return value
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type: object, array, string, number, boolean, null."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    names = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
+    return names.get(type(value), type(value).__name__)
