@@ -85,6 +85,8 @@ class FitConfig:
     def __post_init__(self) -> None:
         if isinstance(self.corpus, str):
             object.__setattr__(self, "corpus", (self.corpus,))
+        if not isinstance(self.corpus, (list, tuple)):
+            self._fail("corpus", f"must be a path or a list of paths, got {self.corpus!r}")
         object.__setattr__(self, "corpus", tuple(str(p) for p in self.corpus))
         self._check_types()
         if not self.corpus:
@@ -184,8 +186,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
     """A JSON (.json) or TOML (.toml) file of field names → values."""
     if not path.is_file():
         raise ConfigError("config (--config)", f"no such file: {path}")
-    text = path.read_text(encoding="utf-8")
     try:
+        text = path.read_text(encoding="utf-8")
         if path.suffix == ".toml":
             if sys.version_info < (3, 11):
                 raise ConfigError("config (--config)", "TOML needs Python ≥ 3.11; use JSON")
@@ -194,7 +196,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
             data = tomllib.loads(text)
         else:
             data = json.loads(text)
-    except (ValueError, json.JSONDecodeError) as error:
+    except (ValueError, RecursionError) as error:  # also bad UTF-8 and 5,000-digit numbers
         raise ConfigError("config (--config)", f"cannot parse {path}: {error}") from error
     if not isinstance(data, dict):
         raise ConfigError("config (--config)", f"{path} must hold a table/object of settings")
