@@ -135,25 +135,32 @@ def build_corpus(questions: Sequence[Question], critique: SelfCritique, path: Pa
     Holds the file's write lock throughout (`CorpusLockedError` if another process has it).
     """
     with corpus_lock(path):
-        if repair_torn_tail(path):
-            print(f"note: cut a partial last line left by a crash in {path}", file=sys.stderr)
-        check_same_setup(path, critique)
-        done = completed_ids(path)
-        todo = [q for q in questions if q.id not in done]
-        summary = CorpusSummary()
-        bar = _progress(len(todo), len(done), path.name, progress)
-        try:
-            for result in _answers(todo, critique, workers):
-                record = make_record(result, critique)
-                append_record(path, record)
-                summary.add(record)
-                if on_record:
-                    on_record(record)
-                bar.update(1)
-                bar.set_postfix(acc=f"{summary.correct / max(summary.parsed, 1):.2f}",
-                                failed=summary.answered - summary.parsed)
-        finally:
-            bar.close()
+        return _build_locked(questions, critique, path, workers=workers, progress=progress,
+                             on_record=on_record)
+
+
+def _build_locked(questions: Sequence[Question], critique: SelfCritique, path: Path, *,
+                  workers: int, progress: bool,
+                  on_record: Callable[[CorpusRecord], None] | None) -> CorpusSummary:
+    if repair_torn_tail(path):
+        print(f"note: cut a partial last line left by a crash in {path}", file=sys.stderr)
+    check_same_setup(path, critique)
+    done = completed_ids(path)
+    todo = [q for q in questions if q.id not in done]
+    summary = CorpusSummary()
+    bar = _progress(len(todo), len(done), path.name, progress)
+    try:
+        for result in _answers(todo, critique, workers):
+            record = make_record(result, critique)
+            append_record(path, record)
+            summary.add(record)
+            if on_record:
+                on_record(record)
+            bar.update(1)
+            bar.set_postfix(acc=f"{summary.correct / max(summary.parsed - summary.unlabelled, 1):.2f}",
+                            failed=summary.answered - summary.parsed)
+    finally:
+        bar.close()
     return summary
 
 
