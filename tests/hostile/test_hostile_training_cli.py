@@ -15,7 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from tests.hostile.test_hostile_datasets import LINES
 from training.corpus import model_slug
 from training.corpus_store import read_records
 
@@ -251,6 +254,25 @@ def test_fit_and_evaluate_help_document_the_exit_status(capsys):
         assert exit_info.value.code == 0
         words = " ".join(capsys.readouterr().out.split())
         assert "3 failed run" in words and "--debug" in words
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(LINES, max_size=4),
+       limit=st.integers(-3, 3).map(str) | st.text(max_size=4).filter(lambda t: "\x00" not in t))
+def test_property_random_dataset_files_end_in_exit_2_or_3_never_a_bug(tmp_path, capsys, lines, limit):
+    """Random files and `--limit` values through the command: a typed error or a failed run."""
+    from training.corpus import main
+
+    path = tmp_path / "random.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    try:
+        status = main(["--dataset", str(path), "--llm", DOWN, "--out-dir", str(tmp_path / "out"),
+                       "--no-progress", f"--limit={limit}"])
+    except SystemExit as exit_info:  # argparse refuses the flag itself
+        status = exit_info.code
+    error = capsys.readouterr().err
+    assert status in (2, 3) and "error:" in error
+    assert "unexpected" not in error and "Traceback" not in error
 
 
 def test_case_counts():
