@@ -177,6 +177,21 @@ def test_real_shared_datasets_go_through_the_command(workdir, data_dir):
     assert "4 of 4 questions got no answer" in result.stderr
 
 
+@pytest.mark.llm
+@pytest.mark.slow
+def test_a_real_corpus_run_with_the_embedded_model_exits_0(workdir, fixture_data_dir):
+    """The happy path of the same command, on the real model: exit 0, one record, lock released."""
+    result = run_module("training.corpus", "--dataset", "pubmedqa", "--limit", "1", "--data-dir",
+                        str(fixture_data_dir), "--llm", "local", "--out-dir", "out",
+                        "--no-progress", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    (corpus,) = (workdir / "out").glob("*/pubmedqa.jsonl")
+    (record,) = read_records(corpus)
+    assert record.model_id.startswith("SmolLM2") and record.gold in ("yes", "no", "maybe")
+    assert (record.label is None) == (record.parsed is None)
+    assert not list((workdir / "out").glob("*/*.lock"))
+
+
 def test_fit_and_evaluate_as_real_commands(workdir):
     corpus = workdir / "c.jsonl"
     corpus.write_bytes(b"\xef\xbb\xbf" + b"[1]\n")
