@@ -20,8 +20,10 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from imad.cli.entry import EXIT_STATUS_HELP
 from imad.errors import ConfigError
 from imad.router.model import RouterNetConfig
+from training.entry_args import add_debug_flag
 from training.loss import LOSSES, FocusCalConfig
 
 DEFAULT_CORPUS = ("corpus/smollm2-135m-instruct-q4_1",)
@@ -83,6 +85,8 @@ class FitConfig:
     def __post_init__(self) -> None:
         if isinstance(self.corpus, str):
             object.__setattr__(self, "corpus", (self.corpus,))
+        if not isinstance(self.corpus, (list, tuple)):
+            self._fail("corpus", f"must be a path or a list of paths, got {self.corpus!r}")
         object.__setattr__(self, "corpus", tuple(str(p) for p in self.corpus))
         self._check_types()
         if not self.corpus:
@@ -182,8 +186,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
     """A JSON (.json) or TOML (.toml) file of field names → values."""
     if not path.is_file():
         raise ConfigError("config (--config)", f"no such file: {path}")
-    text = path.read_text(encoding="utf-8")
     try:
+        text = path.read_text(encoding="utf-8")
         if path.suffix == ".toml":
             if sys.version_info < (3, 11):
                 raise ConfigError("config (--config)", "TOML needs Python ≥ 3.11; use JSON")
@@ -192,7 +196,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
             data = tomllib.loads(text)
         else:
             data = json.loads(text)
-    except (ValueError, json.JSONDecodeError) as error:
+    except (ValueError, RecursionError) as error:  # also bad UTF-8 and 5,000-digit numbers
         raise ConfigError("config (--config)", f"cannot parse {path}: {error}") from error
     if not isinstance(data, dict):
         raise ConfigError("config (--config)", f"{path} must hold a table/object of settings")
@@ -210,8 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m training.fit",
         description="Train the imad router with FocusCal on a self-critique corpus and export "
         "the checkpoint (SPEC §5, §7).",
-        argument_default=argparse.SUPPRESS,
+        argument_default=argparse.SUPPRESS, epilog=EXIT_STATUS_HELP,
     )
+    add_debug_flag(parser)
     parser.add_argument("--config", help="JSON or TOML file of settings (flags override it)")
     parser.add_argument("--corpus", nargs="+", metavar="PATH",
                         help=f"corpus .jsonl files or directories (default: {DEFAULT_CORPUS[0]})")
@@ -259,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(argv: Sequence[str] | None = None) -> FitConfig:
     """Defaults ← `--config` file ← flags."""
     arguments = vars(build_parser().parse_args(argv))
+    arguments.pop("debug")  # read by the entry point (imad.cli.entry.debug_requested)
     settings: dict[str, Any] = {}
     config_path = arguments.pop("config", None)
     if config_path is not None:

@@ -8,7 +8,13 @@ Each answered question is appended to `corpus/<model>/<dataset>.jsonl` as soon a
 and a rerun of the same command skips everything already there. Question order is a seeded
 permutation of the dataset, so `--limit` takes a stable, representative sample and a resumed run
 continues the same sample. Label: 1 ⇔ the kept single-agent answer (`final_answer`) equals the
-gold answer canonically; parse failures and truncations are stored with label None.
+gold answer canonically; parse failures, truncations and questions without a gold answer are
+stored with label None.
+
+One bad response never aborts a run: whatever goes wrong with one question is stored as that
+question's failure, and calls that produced no answer are retried by the next run. A corpus file
+has one writer at a time (`training.corpus_lock`). Exit status: 0 when every question has an
+answer, 3 when some got none (they are saved; rerun to retry), 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -22,14 +28,23 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.critique.canonical import answers_match
 from imad.critique.schema import DEFAULT_MAX_TEXT_CHARS
-from imad.errors import DatasetError
+from imad.errors import DatasetError, LLMError
 from imad.llm.spec import chat_model_from_spec
 from imad.question import Question
-from training.corpus_store import CorpusRecord, append_record, completed_ids, iter_records, repair_torn_tail
+from training.corpus_lock import corpus_lock
+from training.corpus_store import (
+    CorpusRecord,
+    append_record,
+    completed_ids,
+    iter_records,
+    repair_torn_tail,
+)
 from training.data import load_questions
+from training.entry_args import add_debug_flag, positive_int
 
 DEFAULT_CORPUS_DIR = Path("corpus")
 
@@ -50,7 +65,7 @@ def order_questions(questions: Sequence[Question], seed: int | None) -> list[Que
 def make_record(result: CritiqueResult, critique: SelfCritique) -> CorpusRecord:
     question = result.question
     label = None
-    if result.ok:
+    if result.ok and question.gold is not None:  # no gold answer: unlabelled, not wrong
         label = int(answers_match(result.response.final_answer, question.gold,
                                   question.task_type, question.choices))
     stored_question = {k: v for k, v in question.to_dict().items() if k != "context"}
@@ -74,6 +89,7 @@ class CorpusSummary:
 
     answered: int = 0
     parsed: int = 0
+    unlabelled: int = 0
     correct: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -83,20 +99,30 @@ class CorpusSummary:
         self.answered += 1
         self.prompt_tokens += record.prompt_tokens
         self.completion_tokens += record.completion_tokens
-        if record.label is None:
+        if record.parsed is None:
             status = (record.parse_error or "unknown").split(":", 1)[0]
             self.failures[status] = self.failures.get(status, 0) + 1
+        elif record.label is None:
+            self.parsed += 1
+            self.unlabelled += 1
         else:
             self.parsed += 1
             self.correct += record.label
 
+    @property
+    def unanswered(self) -> int:
+        """Questions whose call produced no answer this run (the next run retries them)."""
+        return self.failures.get("llm_error", 0)
+
     def lines(self) -> list[str]:
-        accuracy = self.correct / self.parsed if self.parsed else 0.0
+        labelled = self.parsed - self.unlabelled
+        accuracy = self.correct / labelled if labelled else 0.0
         failed = self.answered - self.parsed
         return [
             f"answered {self.answered}, parsed {self.parsed}, failed {failed} "
             f"({failed / max(self.answered, 1):.1%}: {self.failures or 'none'})",
-            f"accuracy of kept answers {accuracy:.1%} ({self.correct}/{self.parsed})",
+            f"accuracy of kept answers {accuracy:.1%} ({self.correct}/{labelled}"
+            + (f"; {self.unlabelled} without a gold answer)" if self.unlabelled else ")"),
             f"tokens: {self.prompt_tokens:,} prompt + {self.completion_tokens:,} completion",
         ]
 
@@ -104,7 +130,18 @@ class CorpusSummary:
 def build_corpus(questions: Sequence[Question], critique: SelfCritique, path: Path, *,
                  workers: int = 1, progress: bool = True,
                  on_record: Callable[[CorpusRecord], None] | None = None) -> CorpusSummary:
-    """Answer every question not yet in `path` and append its record; return this run's totals."""
+    """Answer every question not yet in `path` and append its record; return this run's totals.
+
+    Holds the file's write lock throughout (`CorpusLockedError` if another process has it).
+    """
+    with corpus_lock(path):
+        return _build_locked(questions, critique, path, workers=workers, progress=progress,
+                             on_record=on_record)
+
+
+def _build_locked(questions: Sequence[Question], critique: SelfCritique, path: Path, *,
+                  workers: int, progress: bool,
+                  on_record: Callable[[CorpusRecord], None] | None) -> CorpusSummary:
     if repair_torn_tail(path):
         print(f"note: cut a partial last line left by a crash in {path}", file=sys.stderr)
     check_same_setup(path, critique)
@@ -120,7 +157,7 @@ def build_corpus(questions: Sequence[Question], critique: SelfCritique, path: Pa
             if on_record:
                 on_record(record)
             bar.update(1)
-            bar.set_postfix(acc=f"{summary.correct / max(summary.parsed, 1):.2f}",
+            bar.set_postfix(acc=f"{summary.correct / max(summary.parsed - summary.unlabelled, 1):.2f}",
                             failed=summary.answered - summary.parsed)
     finally:
         bar.close()
@@ -147,13 +184,31 @@ def check_same_setup(path: Path, critique: SelfCritique) -> None:
                            "file or write to another folder (--out-dir / --corpus-dir)")
 
 
+def answer_one(critique: SelfCritique, question: Question) -> CritiqueResult:
+    """`critique.run(question)`, with any exception it lets through kept as this question's result.
+
+    `SelfCritique.run` reports bad answers as results; an exception escaping it is a bug (a
+    response the parser did not foresee). One such response must not end a run of a thousand
+    questions, so it is recorded like a failed call: status `llm_error` with the exception
+    named, counted as unanswered, and retried by the next run.
+    """
+    try:
+        return critique.run(question)
+    except Exception as error:  # noqa: BLE001 - see the docstring: kept, reported, retried
+        return CritiqueResult(question, "llm_error", None, "",
+                              f"unexpected {type(error).__name__}: {error} (a bug in imad; the "
+                              "next run retries this question)", 0, 0, "error", 0.0,
+                              critique.model.model_id, critique.prompt_version,
+                              critique.confidence_source)
+
+
 def _answers(questions: Sequence[Question], critique: SelfCritique, workers: int) -> Iterable[CritiqueResult]:
     if workers <= 1:
         for question in questions:
-            yield critique.run(question)
+            yield answer_one(critique, question)
         return
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(critique.run, q) for q in questions]
+        futures = [pool.submit(answer_one, critique, q) for q in questions]
         try:
             for future in as_completed(futures):
                 yield future.result()
@@ -170,52 +225,78 @@ def _progress(total: int, already: int, name: str, enabled: bool):  # noqa: ANN2
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m training.corpus", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0],
+                                     epilog=EXIT_STATUS_HELP)
     parser.add_argument("--dataset", action="append", required=True,
                         help="pubmedqa, gqa, medqa or a generic .jsonl file; repeatable")
     parser.add_argument("--llm", default="local", help="chat back-end spec (default: %(default)s)")
-    parser.add_argument("--limit", type=int, default=None, help="questions per dataset")
+    parser.add_argument("--limit", type=positive_int, default=None,
+                        help="questions per dataset (≥ 1; default: all)")
     parser.add_argument("--order-seed", type=int, default=0,
                         help="seed of the question order (-1: file order)")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_CORPUS_DIR,
                         help="corpus root; files go to OUT_DIR/<model>/<dataset>.jsonl")
     parser.add_argument("--data-dir", default=None, help="datasets folder (default: $IMAD_DATA_DIR "
                                                          "or ../shared/datasets)")
-    parser.add_argument("--image-dir", default=None, help="GQA images; without it GQA is text-only")
+    parser.add_argument("--image-dir", default=None,
+                        help="images: GQA's <image_id>.jpg, or a generic file's relative image "
+                             "paths (default: the file's folder); without it GQA is text-only")
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--max-text-chars", type=int, default=DEFAULT_MAX_TEXT_CHARS,
                         help="length bound of the reasoning and critique fields")
     parser.add_argument("--confidence-source", choices=["verbal", "token_probability"], default="verbal")
-    parser.add_argument("--workers", type=int, default=1, help="concurrent calls (HTTP back-ends)")
+    parser.add_argument("--workers", type=positive_int, default=1,
+                        help="concurrent calls (HTTP back-ends)")
     parser.add_argument("--no-progress", action="store_true")
+    add_debug_flag(parser)
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+PROG = "python -m training.corpus"
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """The command: load and check every dataset first, then build the model and answer."""
     args = parse_args(argv)
+    seed = None if args.order_seed < 0 else args.order_seed
+    datasets: list[tuple[str, list[Question]]] = []
+    for dataset in args.dataset:
+        questions = load_questions(dataset, data_dir=args.data_dir, image_dir=args.image_dir)
+        if not questions:
+            raise DatasetError(f"{dataset} has no questions; nothing to answer")
+        name = Path(dataset).stem if dataset.endswith(".jsonl") else dataset
+        datasets.append((name, order_questions(questions, seed)[: args.limit]))
     model = chat_model_from_spec(args.llm)
     critique = SelfCritique(model, max_tokens=args.max_tokens, confidence_source=args.confidence_source,
                             max_text_chars=args.max_text_chars)
-    seed = None if args.order_seed < 0 else args.order_seed
-    for dataset in args.dataset:
-        questions = load_questions(dataset, data_dir=args.data_dir, image_dir=args.image_dir)
-        questions = order_questions(questions, seed)[: args.limit]
+    unanswered = asked = 0
+    for name, questions in datasets:
         modes = sorted({str(q.metadata.get("mode", "text")) for q in questions})
-        name = Path(dataset).stem if dataset.endswith(".jsonl") else dataset
         path = args.out_dir / model_slug(model.model_id) / f"{name}.jsonl"
         print(f"{name}: {len(questions)} questions, mode {'/'.join(modes)}, model {model.model_id}, "
               f"corpus {path}")
-        summary = build_corpus(questions, critique, path, workers=args.workers,
-                               progress=not args.no_progress)
+        try:
+            summary = build_corpus(questions, critique, path, workers=args.workers,
+                                   progress=not args.no_progress)
+        except KeyboardInterrupt:
+            print("every finished question is saved; rerun the command to continue",
+                  file=sys.stderr)
+            raise
         for line in summary.lines():
             print(f"  {line}")
+        unanswered += summary.unanswered
+        asked += summary.answered
+    if unanswered:
+        raise LLMError(f"{unanswered} of {asked} questions got no answer (see the llm_error "
+                       "records); they are saved as failures and a rerun of this command retries "
+                       "them")
     return 0
 
 
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: typed errors print `error: …` and exit 2 or 3 (`imad.cli.entry`)."""
+    return run_entry_point(PROG, lambda: run(argv), debug=debug_requested(argv))
+
+
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted: every finished question is saved; rerun the command to continue",
-              file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from imad.errors import DatasetError
+from training.data.json_lines import iter_json_objects
 
 CORPUS_SCHEMA_VERSION = 1
 
@@ -55,7 +56,12 @@ class CorpusRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+        text = json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate in a model's text: \u-escape it all, so
+            text = json.dumps(asdict(self), sort_keys=True)  # the line stays valid UTF-8
+        return text
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CorpusRecord:
@@ -74,26 +80,33 @@ def append_record(path: Path, record: CorpusRecord) -> None:
 
 
 def iter_records(path: Path) -> Iterator[CorpusRecord]:
-    """Every complete record in `path`, in file order. A torn final line is skipped."""
+    """Every complete record in `path`, in file order. A torn final line is skipped.
+
+    A malformed line stops the reading with a `DatasetError` naming file and line; the file is
+    not changed, so fixing or deleting that one line recovers every other record.
+    """
     if not path.exists():
         raise DatasetError(f"corpus file {path} does not exist; build it with python -m training.corpus")
-    lines = path.read_text(encoding="utf-8").split("\n")
-    last = len(lines) - 1
-    for number, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as error:
-            if number == last:  # no trailing newline: the write was cut off by a crash
-                continue
-            raise DatasetError(f"{path}:{number + 1}: malformed corpus line ({error.msg})") from error
-        if data.get("schema") != CORPUS_SCHEMA_VERSION:
-            raise DatasetError(
-                f"{path}:{number + 1}: corpus schema {data.get('schema')!r}, "
-                f"this imad reads {CORPUS_SCHEMA_VERSION}"
-            )
-        yield CorpusRecord.from_dict(data)
+    try:
+        for number, data in iter_json_objects(path, allow_torn_tail=True):
+            yield _record(data, f"{path}:{number}")
+    except DatasetError as error:
+        raise DatasetError(f"{error} — reading stopped there and the file is unchanged: fix or "
+                           "delete that line and rerun") from error
+
+
+def _record(data: dict[str, Any], where: str) -> CorpusRecord:
+    if data.get("schema") != CORPUS_SCHEMA_VERSION:
+        raise DatasetError(f"{where}: corpus schema {data.get('schema')!r}, this imad reads "
+                           f"{CORPUS_SCHEMA_VERSION}")
+    if not isinstance(data.get("question_id"), str) or data.get("label") not in (0, 1, None) \
+            or isinstance(data.get("label"), bool):
+        raise DatasetError(f"{where}: question_id must be text and label 0, 1 or null, got "
+                           f"{data.get('question_id')!r} and {data.get('label')!r}")
+    try:
+        return CorpusRecord.from_dict(data)
+    except TypeError as error:  # a required field is missing
+        raise DatasetError(f"{where}: not a corpus record ({error})") from error
 
 
 def read_records(path: Path) -> list[CorpusRecord]:

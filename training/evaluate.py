@@ -36,13 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.critique.call import SelfCritique
 from imad.critique.prompts import PROMPT_VERSION
-from imad.errors import ConfigError, DatasetError, ImadError
+from imad.errors import ConfigError, DatasetError
 from imad.llm.types import ChatModel
 from imad.router import DEFAULT_CHECKPOINT, Router
 from training.baselines import BASELINES, LogisticBaseline, fit_logistic_baseline
 from training.data import load_questions
+from training.entry_args import add_debug_flag
 from training.evaluation.config import (
     BUILT_IN_DATASETS,
     DEFAULT_CORPUS_DIR,
@@ -198,7 +200,8 @@ def _say(config: EvaluateConfig, message: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m training.evaluate",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.splitlines()[0], epilog=EXIT_STATUS_HELP)
+    add_debug_flag(parser)
     parser.add_argument("--dataset", dest="datasets", action="extend", nargs="+", required=True,
                         metavar="NAME_OR_FILE",
                         help=f"built-in ({', '.join(BUILT_IN_DATASETS)}) or a generic .jsonl file; "
@@ -258,6 +261,7 @@ def config_from_args(argv: Sequence[str] | None = None
                      ) -> tuple[EvaluateConfig | E2EConfig, bool]:
     """The config of a command line, and whether --json was given."""
     arguments = vars(build_parser().parse_args(argv))
+    arguments.pop("debug")  # read by the entry point (imad.cli.entry.debug_requested)
     as_json, e2e = arguments.pop("json"), arguments.pop("e2e")
     e2e_only = {key: arguments.pop(key) for key in _E2E_FLAGS}
     if not e2e:
@@ -295,17 +299,16 @@ def parse_backend_options(items: Sequence[str]) -> dict[str, dict[str, object]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        config, as_json = config_from_args(argv)
-        if isinstance(config, E2EConfig):
-            return _print_e2e(config, as_json)
-        result = evaluate(config)
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except ImadError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.cli.entry`)."""
+    return run_entry_point("python -m training.evaluate", lambda: _run(argv),
+                           debug=debug_requested(argv))
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    config, as_json = config_from_args(argv)
+    if isinstance(config, E2EConfig):
+        return _print_e2e(config, as_json)
+    result = evaluate(config)
     if as_json:
         sys.stdout.write(json_text(result.document))
     else:

@@ -30,7 +30,7 @@ import torch
 from lightning.pytorch.callbacks import EarlyStopping
 from lightning.pytorch.loggers import CSVLogger
 
-from imad.errors import ConfigError, DatasetError, FeatureError
+from imad.cli.entry import debug_requested, run_entry_point
 from imad.router import Router
 from training.baselines import baseline_probabilities
 from training.config import FitConfig, config_from_args
@@ -183,15 +183,13 @@ def format_metrics(metrics: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        config = config_from_args(argv)
-        result = fit(config)
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except (DatasetError, FeatureError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.cli.entry`)."""
+    return run_entry_point("python -m training.fit", lambda: _run(argv),
+                           debug=debug_requested(argv))
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    result = fit(config_from_args(argv))
     print(format_metrics(result.metrics))
     if result.checkpoint is not None:
         print(f"checkpoint: {result.checkpoint}")

@@ -59,11 +59,18 @@ class CachedChat:
         if self.inner is None and not self.replay_model_id:
             raise ConfigError("replay_model_id", "name the recorded model when replaying without one")
         self.path = Path(self.path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise ConfigError("cache path", f"{self.path} is a directory; name a file, e.g. "
+                                            f"{self.path / 'calls.sqlite'}")
         self._local = threading.local()
         self._counter_lock = threading.Lock()
-        with self._connection() as connection:
-            connection.execute(_SCHEMA)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connection() as connection:
+                connection.execute(_SCHEMA)
+        except (OSError, sqlite3.Error) as error:  # not a database, unwritable, a file as folder
+            raise ConfigError("cache path", f"cannot open {self.path} as SQLite: {error}") \
+                from error
 
     @property
     def model_id(self) -> str:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from imad.errors import DatasetError
+from imad.errors import ConfigError, DatasetError
 from imad.question import TaskType
 from training.data import load_questions, resolve_data_dir
 
@@ -66,9 +66,9 @@ def test_generic_jsonl(tmp_path):
 
 @pytest.mark.parametrize(("content", "message"), [
     ('{"question": "ok", "answer": "1"}\nnot json\n', "mine.jsonl:2"),
-    ('{"answer": "1"}\n', "KeyError"),
+    ('{"answer": "1"}\n', "'question' is missing"),
     ('{"question": "", "answer": "1"}\n', "empty"),
-    ('[1, 2]\n', "not a JSON object"),
+    ('[1, 2]\n', "mine.jsonl:1: a JSON array where a JSON object"),
 ])
 def test_generic_jsonl_errors_name_the_line(tmp_path, content, message):
     path = tmp_path / "mine.jsonl"
@@ -78,7 +78,7 @@ def test_generic_jsonl_errors_name_the_line(tmp_path, content, message):
 
 
 def test_unknown_names_and_missing_dirs(tmp_path, monkeypatch):
-    with pytest.raises(DatasetError, match="unknown dataset"):
+    with pytest.raises(ConfigError, match="unknown dataset"):
         load_questions("imagenet")
     with pytest.raises(DatasetError, match="does not exist"):
         resolve_data_dir(tmp_path / "nowhere")

@@ -234,11 +234,11 @@ def test_cached_answers_must_fit_the_run(workdir, router_dir):
 
 
 @pytest.mark.parametrize(("arguments", "code", "message"), [
-    (["--dataset", "imagenet"], 1, "unknown dataset 'imagenet'"),
-    (["--dataset", "EMPTY"], 1, "dataset 'empty' has no questions"),
-    (["--dataset", "NO_GOLD"], 1, "have no gold answer"),
+    (["--dataset", "imagenet"], 2, "unknown dataset 'imagenet'"),
+    (["--dataset", "EMPTY"], 3, "dataset 'empty' has no questions"),
+    (["--dataset", "NO_GOLD"], 3, "have no gold answer"),
     (["--dataset", str(QUESTIONS), "--limit", "0"], 2, "limit (--limit): must be ≥ 1"),
-    (["--dataset", str(QUESTIONS), "--router", "MISSING"], 1, "no router checkpoint directory"),
+    (["--dataset", str(QUESTIONS), "--router", "MISSING"], 3, "no router checkpoint directory"),
     (["--dataset", str(QUESTIONS), "--dataset", str(QUESTIONS)], 2, "a dataset is named twice"),
 ])
 def test_bad_inputs_give_clear_errors(arguments, code, message, tmp_path, router_dir, capsys):

@@ -294,8 +294,8 @@ def test_cli_replays_a_recorded_run_with_the_real_router(tmp_path, questions, ca
 
 
 @pytest.mark.parametrize(("arguments", "code", "message"), [
-    (["--router", "MISSING"], 1, "no router checkpoint directory"),
-    (["--dataset", "EMPTY"], 1, "dataset 'empty' has no questions"),
+    (["--router", "MISSING"], 3, "no router checkpoint directory"),
+    (["--dataset", "EMPTY"], 3, "dataset 'empty' has no questions"),
     (["--e2e-cache-mode", "replay", "--e2e-cache", "OTHER_MODEL"], 2,
      "holds calls of ['scripted-e2e'], not of 'SmolLM2-135M-Instruct-Q4_1'"),
     (["--e2e-cache-mode", "replay", "--e2e-cache", "NOTHING"], 2, "nothing to replay"),

@@ -119,6 +119,6 @@ def test_main_reports_a_bad_flag_value_and_returns_2(capsys):
     assert "batch_size (--batch-size): must be ≥ 1" in capsys.readouterr().err
 
 
-def test_main_reports_a_missing_corpus_and_returns_1(tmp_path, capsys):
-    assert main(["--corpus", str(tmp_path / "none"), "--no-progress-bar"]) == 1
+def test_main_reports_a_missing_corpus_and_returns_3(tmp_path, capsys):
+    assert main(["--corpus", str(tmp_path / "none"), "--no-progress-bar"]) == 3
     assert "does not exist" in capsys.readouterr().err

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from imad.errors import DatasetError
+from imad.errors import ConfigError
 from imad.question import Question
 from training.data.bbh import load_bbh
 from training.data.generic import load_generic_jsonl
@@ -36,16 +36,20 @@ DATASETS: dict[str, Callable[..., list[Question]]] = {
 
 def load_questions(name_or_path: str, *, data_dir: str | Path | None = None,
                    limit: int | None = None, image_dir: str | Path | None = None) -> list[Question]:
-    """Questions of a registered dataset or of a generic JSONL file."""
-    if limit is not None and limit < 1:
-        raise DatasetError(f"limit must be >= 1, got {limit}")
+    """Questions of a registered dataset or of a generic JSONL file.
+
+    A name that is neither registered nor a file is a `ConfigError` (a usage mistake, exit 2);
+    a file that is missing or malformed is a `DatasetError` naming file and line (exit 3).
+    """
+    if limit is not None and (isinstance(limit, bool) or limit < 1):
+        raise ConfigError("limit (--limit)", f"must be ≥ 1, got {limit!r}")
     loader = DATASETS.get(name_or_path)
     if loader is None:
         path = Path(name_or_path)
         if path.suffix in (".jsonl", ".json") or path.exists():
-            return load_generic_jsonl(path, limit)
-        raise DatasetError(f"unknown dataset {name_or_path!r}: use one of {sorted(DATASETS)} or the "
-                           "path of a generic .jsonl file")
+            return load_generic_jsonl(path, limit, Path(image_dir) if image_dir else None)
+        raise ConfigError("dataset (--dataset)", f"unknown dataset {name_or_path!r}: use one of "
+                          f"{sorted(DATASETS)} or the path of a generic .jsonl file")
     kwargs = {"image_dir": Path(image_dir)} if image_dir and name_or_path == "gqa" else {}
     return loader(resolve_data_dir(data_dir), limit=limit, **kwargs)
 

@@ -15,6 +15,7 @@ from typing import Any
 from imad.errors import DatasetError
 from imad.question import Question, TaskType
 from training.data.hf_loading import load_json_rows, rows_to_questions
+from training.data.images import contained_image
 
 LOCAL_FILE = "gqa/gqa_ood_testdev_all.jsonl"
 HUB_NAME, HUB_CONFIG = "lmms-lab/GQA", "testdev_balanced_instructions"
@@ -22,11 +23,8 @@ IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
 
 
 def _image_path(image_dir: Path, image_id: str) -> str:
-    for suffix in IMAGE_SUFFIXES:
-        candidate = image_dir / f"{image_id}{suffix}"
-        if candidate.is_file():
-            return str(candidate)
-    raise DatasetError(f"GQA image {image_id} not found in {image_dir} (tried {IMAGE_SUFFIXES})")
+    """`<image_dir>/<image_id>.jpg` (or .jpeg, .png), which must resolve inside `image_dir`."""
+    return str(contained_image([f"{image_id}{suffix}" for suffix in IMAGE_SUFFIXES], [image_dir]))
 
 
 YES_NO_STRUCTURES = ("verify", "logical")

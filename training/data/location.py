@@ -39,6 +39,8 @@ def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
 
 def dataset_file(data_dir: Path, relative: str) -> Path:
     path = data_dir / relative
+    if path.is_dir():
+        raise DatasetError(f"dataset file {path} is a directory, not a file")
     if not path.is_file():
         raise DatasetError(f"dataset file {path} not found; is {data_dir} the shared datasets folder?")
     return path
