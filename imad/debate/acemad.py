@@ -60,6 +60,7 @@ from imad.debate.beliefs import (
     uniform,
 )
 from imad.debate.calls import CallOutcome, CallRecorder, CallSpec
+from imad.debate.parsing import argument_from, parse_answer, parse_json_object
 from imad.debate.peer_prediction import (
     aggregate,
     choose,
@@ -69,21 +70,15 @@ from imad.debate.peer_prediction import (
 )
 from imad.debate.prompts import (
     ANSWER_REPLY,
-    CONFIDENCE_SCHEMA,
     PeerMessage,
     answer_instruction,
-    answer_schema,
-    argument_from,
-    argument_schema,
     build_messages,
     format_peer,
     format_question,
     letters,
-    object_schema,
-    parse_answer,
-    parse_json_object,
 )
 from imad.debate.result import DebateResult
+from imad.debate.schemas import CONFIDENCE_SCHEMA, answer_schema, argument_schema, object_schema
 from imad.errors import DebateError
 from imad.question import Question
 

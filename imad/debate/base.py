@@ -17,19 +17,16 @@ from typing import Any, ClassVar
 
 from imad.critique.schema import CritiqueResponse
 from imad.debate.calls import CallOutcome, CallRecorder, CallSpec
-from imad.debate.prompts import (
-    OPENING_REPLY,
-    answer_instruction,
+from imad.debate.parsing import (
     argument_from,
-    build_messages,
     canonical_answer,
     confidence_from,
-    format_question,
-    opening_schema,
     parse_answer,
     parse_json_object,
 )
+from imad.debate.prompts import OPENING_REPLY, answer_instruction, build_messages, format_question
 from imad.debate.result import DebateResult
+from imad.debate.schemas import opening_schema
 from imad.errors import ConfigError, DebateError
 from imad.llm.types import ChatModel, ChatRequest, TokenLogprob
 from imad.question import Question

@@ -23,21 +23,17 @@ from imad.debate.base import (
     require,
 )
 from imad.debate.calls import CallRecorder, CallSpec
+from imad.debate.parsing import parse_answer, parse_json_object
 from imad.debate.prompts import (
     OPENING_REPLY,
     PeerMessage,
     answer_instruction,
-    answer_schema,
-    argument_schema,
     build_messages,
     format_peer,
     format_question,
-    object_schema,
-    opening_schema,
-    parse_answer,
-    parse_json_object,
 )
 from imad.debate.result import DebateResult
+from imad.debate.schemas import answer_schema, argument_schema, object_schema, opening_schema
 from imad.question import Question
 
 AFFIRMATIVE, NEGATIVE, JUDGE = "affirmative", "negative", "judge"

@@ -29,9 +29,9 @@ from imad.debate.prompts import (
     build_messages,
     format_peer,
     format_question,
-    opening_schema,
 )
 from imad.debate.result import DebateResult
+from imad.debate.schemas import opening_schema
 from imad.debate.voting import majority_vote
 from imad.question import Question
 

@@ -41,21 +41,17 @@ from imad.debate.base import (
 )
 from imad.debate.beliefs import min_logprob_prior, perplexity_prior
 from imad.debate.calls import CallRecorder, CallSpec
+from imad.debate.parsing import argument_from, parse_answer, parse_json_object
 from imad.debate.prompts import (
     ANSWER_REPLY,
     PeerMessage,
     answer_instruction,
-    answer_schema,
-    argument_from,
-    argument_schema,
     build_messages,
     format_peer,
     format_question,
-    object_schema,
-    parse_answer,
-    parse_json_object,
 )
 from imad.debate.result import DebateResult
+from imad.debate.schemas import answer_schema, argument_schema, object_schema
 from imad.debate.voting import majority_vote, vote_share
 from imad.question import Question
 
