@@ -8,9 +8,15 @@
    highest score; the challengers are the top-S agents by score whose answers differ from R's.
    R debates each challenger j in turn: both see the other's answer and argument and answer
    again. A party that kept its canonical answer gets r+1, one that changed gets c+1, and
-   SVR = (r − c) / D with D = r + c. The score is π while D = 0, then the Beta posterior mean
-   (κπ + D(SVR+1)/2) / (κ + D) = (κπ + r) / (κ + D), which tends to the survival share as D grows.
-4. As soon as an agent that has debated reaches a score ≥ τ, its current answer is accepted.
+   SVR = (r − c) / D with D = r + c. The score is π while D = 0; once D > 0 it follows config
+   `score_rule`:
+   - "beta" (default): the Beta posterior mean (κπ + D(SVR+1)/2) / (κ + D) = (κπ + r) / (κ + D),
+     which tends to the survival share as D grows;
+   - "survival", the paper's own statement ("once debate evidence exists, the SVR dominates the
+     prior"): the survival share (SVR+1)/2 = r / D itself, on the prior's [0, 1] scale, with the
+     prior only breaking ties between equal scores (receiver, challengers and acceptance).
+4. As soon as an agent that has debated reaches a score ≥ `accept_threshold`, its current answer
+   is accepted (named so, not τ, to keep it apart from the router's τ).
    Otherwise (budget spent, or no new pair left to debate) the answer is the majority vote of the
    post-debate answers, ties broken by the pre-debate answers.
 
@@ -25,7 +31,7 @@ paper sets out to avoid.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,6 +52,7 @@ from imad.debate.schemas import answer_schema, argument_schema, object_schema
 from imad.debate.voting import majority_vote, vote_share
 
 PriorSource = Literal["auto", "min_logprob", "perplexity", "verbal"]
+ScoreRule = Literal["beta", "survival"]
 PRIOR_FIELDS = ("argument", "answer")
 """The reply fields whose tokens a log-prob prior is computed over."""
 
@@ -57,8 +64,10 @@ class SVRMADConfig(AgentConfig):
     n_agents: N agents answering independently (6).
     consensus_agree: stop before any debate when at least this many agree (5 of 6).
     n_challengers: S, challengers per receiver (2).
-    kappa: κ, the prior's weight in pseudo-debates in the posterior score (2).
-    tau: τ, the acceptance threshold on the score (0.75).
+    kappa: κ, the prior's weight in pseudo-debates in the "beta" score (2).
+    score_rule: "beta" (the Beta posterior mean) | "survival" (the survival share decides once
+        D > 0, the prior breaks ties); see the module docstring.
+    accept_threshold: accept an agent that has debated once its score reaches this (0.75).
     max_debates: the communication budget in pairwise debates (2 calls, 2 messages each).
     prior_source: "auto" | "min_logprob" | "perplexity" | "verbal".
     default_prior: the prior of an agent whose chosen source gave nothing (flagged).
@@ -68,7 +77,8 @@ class SVRMADConfig(AgentConfig):
     consensus_agree: int = 5
     n_challengers: int = 2
     kappa: float = 2.0
-    tau: float = 0.75
+    score_rule: ScoreRule = "beta"
+    accept_threshold: float = 0.75
     max_debates: int = 8
     prior_source: PriorSource = "auto"
     default_prior: float = 0.5
@@ -82,7 +92,10 @@ class SVRMADConfig(AgentConfig):
                 f"must be >= 1, got {self.n_challengers}")
         require(self.kappa > 0 and math.isfinite(self.kappa), "SVRMADConfig.kappa",
                 f"must be a finite number > 0, got {self.kappa}")
-        require(0.0 < self.tau <= 1.0, "SVRMADConfig.tau", f"must be in (0, 1], got {self.tau}")
+        require(self.score_rule in ("beta", "survival"), "SVRMADConfig.score_rule",
+                f"must be 'beta' or 'survival', got {self.score_rule!r}")
+        require(0.0 < self.accept_threshold <= 1.0, "SVRMADConfig.accept_threshold",
+                f"must be in (0, 1], got {self.accept_threshold}")
         require(self.max_debates >= 0, "SVRMADConfig.max_debates",
                 f"must be >= 0, got {self.max_debates}")
         require(self.prior_source in ("auto", "min_logprob", "perplexity", "verbal"),
@@ -101,11 +114,14 @@ def survival_rate(kept: int, changed: int) -> float | None:
     return None if debates == 0 else (kept - changed) / debates
 
 
-def posterior_score(prior: float, kept: int, changed: int, kappa: float) -> float:
-    """π when D = 0, else (κπ + D(SVR+1)/2) / (κ + D)."""
+def posterior_score(prior: float, kept: int, changed: int, kappa: float,
+                    rule: ScoreRule = "beta") -> float:
+    """π when D = 0; else "beta": (κπ + D(SVR+1)/2) / (κ + D), "survival": r / D = (SVR+1)/2."""
     debates = kept + changed
     if debates == 0:
         return prior
+    if rule == "survival":
+        return kept / debates
     svr = (kept - changed) / debates
     return (kappa * prior + debates * (svr + 1) / 2) / (kappa + debates)
 
@@ -114,11 +130,19 @@ def pair_key(a: int, b: int, answers: Sequence[str]) -> frozenset[tuple[int, str
     return frozenset({(a, answers[a]), (b, answers[b])})
 
 
+def rank_key(scores: Sequence[float], tie_break: Sequence[float] = ()
+             ) -> Callable[[int], tuple[float, float, int]]:
+    """Agent i's sort key: higher score first, then higher `tie_break` (the priors under the
+    "survival" rule; none under "beta"), then the lower agent index."""
+    return lambda i: (-scores[i], -tie_break[i] if tie_break else 0.0, i)
+
+
 def select_debates(scores: Sequence[float], answers: Sequence[str], n_challengers: int,
-                   debated: set[frozenset[tuple[int, str]]]) -> tuple[int, list[int]] | None:
+                   debated: set[frozenset[tuple[int, str]]], tie_break: Sequence[float] = ()
+                   ) -> tuple[int, list[int]] | None:
     """(receiver, challengers): the best-scored agent with a new disagreeing challenger, and the
-    top `n_challengers` such challengers by score. Ties go to the lower agent index."""
-    ranking = sorted((i for i, a in enumerate(answers) if a), key=lambda i: (-scores[i], i))
+    top `n_challengers` such challengers by score (ties: see `rank_key`)."""
+    ranking = sorted((i for i, a in enumerate(answers) if a), key=rank_key(scores, tie_break))
     for receiver in ranking:
         challengers = [j for j in ranking if answers[j] != answers[receiver]
                        and pair_key(receiver, j, answers) not in debated]
@@ -128,10 +152,12 @@ def select_debates(scores: Sequence[float], answers: Sequence[str], n_challenger
 
 
 def accepted_agent(scores: Sequence[float], kept: Sequence[int], changed: Sequence[int],
-                   tau: float) -> int | None:
-    """The best-scored agent that has debated and reached τ, or None."""
-    eligible = [i for i in range(len(scores)) if kept[i] + changed[i] > 0 and scores[i] >= tau]
-    return min(eligible, key=lambda i: (-scores[i], i)) if eligible else None
+                   accept_threshold: float, tie_break: Sequence[float] = ()) -> int | None:
+    """The best-scored agent (ties: see `rank_key`) that has debated and reached the threshold,
+    or None."""
+    eligible = [i for i in range(len(scores))
+                if kept[i] + changed[i] > 0 and scores[i] >= accept_threshold]
+    return min(eligible, key=rank_key(scores, tie_break)) if eligible else None
 
 
 # --- The back-end -------------------------------------------------------------------------------
@@ -177,7 +203,8 @@ class SVRMAD(DebateBackend[SVRMADConfig]):
             final, stop = majority, "consensus"
         while not stop:
             answers = [d.answer for d in debaters]
-            pick = select_debates(self._scores(debaters), answers, cfg.n_challengers, debated)
+            pick = select_debates(self._scores(debaters), answers, cfg.n_challengers, debated,
+                                  self._tie_break(debaters))
             if pick is None:
                 stop = "no_challengers"
                 break
@@ -192,7 +219,8 @@ class SVRMAD(DebateBackend[SVRMADConfig]):
                 self._debate(debate, n_debates, receiver, challenger)
                 rounds.append(_answers(debaters))
                 winner = accepted_agent(self._scores(debaters), [d.kept for d in debaters],
-                                        [d.changed for d in debaters], cfg.tau)
+                                        [d.changed for d in debaters], cfg.accept_threshold,
+                                        self._tie_break(debaters))
                 majority, count = vote_share([d.answer for d in debaters])
                 if winner is not None:
                     final, stop = debaters[winner].answer, "accepted"
@@ -209,13 +237,19 @@ class SVRMAD(DebateBackend[SVRMADConfig]):
         return Verdict(final, rounds, stop, self._details(debaters, source, n_debates))
 
     def _scores(self, debaters: Sequence[Debater]) -> list[float]:
-        return [posterior_score(d.prior, d.kept, d.changed, self.config.kappa) for d in debaters]
+        cfg = self.config
+        return [posterior_score(d.prior, d.kept, d.changed, cfg.kappa, cfg.score_rule)
+                for d in debaters]
+
+    def _tie_break(self, debaters: Sequence[Debater]) -> list[float]:
+        """The priors under the "survival" rule (they only break ties); none under "beta"."""
+        return [d.prior for d in debaters] if self.config.score_rule == "survival" else []
 
     def _details(self, debaters: Sequence[Debater], source: str,
                  n_debates: int) -> dict[str, object]:
         scores = self._scores(debaters)
         return {
-            "prior_source": source, "debates": n_debates,
+            "prior_source": source, "score_rule": self.config.score_rule, "debates": n_debates,
             "priors": {d.name: d.prior for d in debaters},
             "scores": {d.name: score for d, score in zip(debaters, scores, strict=True)},
             "kept": {d.name: d.kept for d in debaters},
