@@ -29,7 +29,6 @@ numbers, in `--out`/e2e-report.md and e2e-report.json:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.critique.call import SelfCritique
 from imad.critique.prompts import PROMPT_VERSION
 from imad.errors import ConfigError, DatasetError
+from imad.keyvalue import parse_value, split_assignment
 from imad.llm.types import ChatModel
 from imad.router import DEFAULT_CHECKPOINT, Router
 from training.baselines import BASELINES, LogisticBaseline, fit_logistic_baseline
@@ -282,19 +282,16 @@ def config_from_args(argv: Sequence[str] | None = None
 def parse_backend_options(items: Sequence[str]) -> dict[str, dict[str, object]]:
     """`["mad.n_agents=2", "down.theta=0.5"]` → {"down": {"theta": 0.5}, "mad": {"n_agents": 2}}.
 
-    Values are read as JSON (numbers, true/false, null), else kept as text."""
+    Values are read by `imad.keyvalue`, as `imad debate --set` reads them."""
+    example = "mad.n_agents=2"
     options: dict[str, dict[str, object]] = {}
     for item in items:
-        target, equals, value = item.partition("=")
+        target, value = split_assignment(item, "--backend-option", example)
         backend, dot, name = target.partition(".")
-        if not (equals and dot and backend and name):
+        if not (dot and backend and name):
             raise ConfigError("--backend-option", f"write BACKEND.FIELD=VALUE, e.g. "
-                              f"mad.n_agents=2; got {item!r}")
-        try:
-            parsed: object = json.loads(value)
-        except json.JSONDecodeError:
-            parsed = value
-        options.setdefault(backend, {})[name] = parsed
+                              f"{example}; got {item!r}")
+        options.setdefault(backend, {})[name] = parse_value(value, f"--backend-option {target}")
     return options
 
 

@@ -1,11 +1,11 @@
 """`imad debate`: run one debate back-end on one question and print the outcome.
 
     imad debate "Which drug is an opioid?" --choices Aspirin Morphine --backend acemad
-    imad debate "…" --choices … --backend svrmad --set n_agents=4 --set tau=0.8 --json
+    imad debate "…" --choices … --backend svrmad --set n_agents=4 --set accept_threshold=0.8 --json
 
 `--set FIELD=VALUE` overrides a field of the back-end's config (see `imad.debate`); values are
-read as int, float or true/false when they look like one. The model is loaded only when the
-command runs.
+read by `imad.keyvalue` (true/false, none, numbers, JSON lists, else text), as every KEY=VALUE
+flag is. The model is loaded only when the command runs.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import argparse
 from typing import Any
 
 from imad.cli.common import add_question_arguments, print_json, question_from_args
-from imad.errors import ConfigError
+from imad.keyvalue import parse_assignments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,24 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
     """`["n_agents=3", "eta=0.5", "show_influence=false"]` → typed keyword arguments."""
-    fields: dict[str, Any] = {}
-    for item in items:
-        name, separator, raw = item.partition("=")
-        if not separator or not name.strip():
-            raise ConfigError("--set", f"expected FIELD=VALUE, got {item!r}")
-        fields[name.strip()] = _coerce(raw.strip())
-    return fields
-
-
-def _coerce(value: str) -> Any:
-    if value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
+    return parse_assignments(items, "--set", "n_agents=3")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,16 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from imad.critique.schema import CritiqueResponse
-from imad.debate.base import (
-    AgentConfig,
-    DebateBackend,
-    agent_names,
-    check_question,
-    collect_openings,
-    opening_from_seed,
-    require,
-)
+from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, require
 from imad.debate.beliefs import (
     Distribution,
     one_hot,
@@ -59,7 +50,8 @@ from imad.debate.beliefs import (
     parse_distribution,
     uniform,
 )
-from imad.debate.calls import CallOutcome, CallRecorder, CallSpec
+from imad.debate.calls import CallOutcome, CallSpec
+from imad.debate.parsing import argument_from, parse_answer, parse_json_object
 from imad.debate.peer_prediction import (
     aggregate,
     choose,
@@ -69,21 +61,14 @@ from imad.debate.peer_prediction import (
 )
 from imad.debate.prompts import (
     ANSWER_REPLY,
-    CONFIDENCE_SCHEMA,
     PeerMessage,
     answer_instruction,
-    answer_schema,
-    argument_from,
-    argument_schema,
     build_messages,
     format_peer,
     format_question,
     letters,
-    object_schema,
-    parse_answer,
-    parse_json_object,
 )
-from imad.debate.result import DebateResult
+from imad.debate.schemas import CONFIDENCE_SCHEMA, answer_schema, argument_schema, object_schema
 from imad.errors import DebateError
 from imad.question import Question
 
@@ -158,53 +143,58 @@ class _Turn:
     belief_fallback: str | None = None
 
 
-class AceMAD(DebateBackend):
+@dataclass(frozen=True)
+class _Options:
+    """What the belief rounds are over: `labels` (the question's options, or an open question's
+    candidate answers), the `keys` replies name them by (the labels, or the candidates' letters),
+    the `candidates` (empty for a closed question) and whether beliefs come from log-probs."""
+
+    labels: tuple[str, ...]
+    keys: tuple[str, ...]
+    candidates: tuple[str, ...]
+    use_logprobs: bool
+
+
+class AceMAD(DebateBackend[AceMADConfig]):
     """Peer-prediction debate (see the module docstring)."""
 
     name = "acemad"
-    config_class = AceMADConfig
-    config: AceMADConfig
 
-    def run(self, question: Question,
-            seed_response: CritiqueResponse | None = None) -> DebateResult:
-        question = check_question(question)
+    def protocol(self, debate: Debate) -> Verdict:
         cfg = self.config
-        recorder = CallRecorder(self.model)
-        agents = agent_names(cfg.n_agents)
         use_logprobs = cfg.belief_source == "logprobs" or (
             cfg.belief_source == "auto" and self.model.supports_logprobs)
         if cfg.belief_source == "logprobs" and not self.model.supports_logprobs:
-            recorder.flag("logprobs_unsupported")
+            debate.flag("logprobs_unsupported")
         rounds: list[dict[str, str]] = []
-        labels: tuple[str, ...] = question.answer_options
-        candidates: tuple[str, ...] = ()
+        labels = debate.question.answer_options
+        options = _Options(labels, labels, (), use_logprobs)
         first_round = 0
         previous: list[_Turn] | None = None
         if not labels:
-            openings = collect_openings(self, recorder, question, agents, seed_response,
-                                        role="propose")
+            openings = self.open(debate, role="propose")
             rounds.append({o.agent: o.answer for o in openings})
             candidates = propose_candidates([o.answer for o in openings], cfg.max_candidates)
             if not candidates:
                 raise DebateError("no agent proposed a parseable answer to this open question "
                                   f"({len(openings)} replies, none with an answer)")
             if len(candidates) == 1:
-                return self._result(candidates[0], rounds, recorder, "consensus",
-                                    {"options": list(candidates), "rounds": []})
-            labels, first_round, seed_response = candidates, 1, None
-            n = len(labels)
-            previous = [_Turn(o.answer, o.argument, uniform(n), None) for o in openings]
-        keys = letters(len(labels)) if candidates else labels
+                return Verdict(candidates[0], rounds, "consensus",
+                               {"options": list(candidates), "rounds": []})
+            options = _Options(candidates, letters(len(candidates)), candidates, use_logprobs)
+            first_round = 1
+            previous = [_Turn(o.answer, o.argument, uniform(len(candidates)), None)
+                        for o in openings]
         weights = uniform(cfg.n_agents)
         round_details: list[dict[str, Any]] = []
         stop_reason = "rounds_done"
         turns: list[_Turn] = []
+        agents = debate.agents
         for t in range(first_round, first_round + cfg.n_rounds):
-            turns = self._round(question, recorder, agents, t, previous, weights, labels, keys,
-                                candidates, use_logprobs, seed_response if t == 0 else None)
+            turns = self._round(debate, options, t, previous, weights)
             if turns is None:
                 if previous is None or t == first_round:
-                    error = recorder.trace[-1].error
+                    error = debate.recorder.trace[-1].error
                     raise DebateError(f"every call of AceMAD round {t} to "
                                       f"{self.model.model_id!r} failed (last error: {error}); "
                                       "check the model or server")
@@ -224,13 +214,15 @@ class AceMAD(DebateBackend):
                 "weights": dict(zip(agents, weights, strict=True)),
             })
             previous = turns
-        final_answer, support = self._decide(turns, weights, labels)
+        final_answer, support = self._decide(turns, weights, options.labels)
         if not final_answer:
-            recorder.flag("no_answer")
-        details = {"options": list(labels), "belief_source": "logprobs" if use_logprobs else "json",
+            debate.flag("no_answer")
+        details = {"options": list(options.labels),
+                   "belief_source": "logprobs" if use_logprobs else "json",
                    "weights": dict(zip(agents, weights, strict=True)),
-                   "support": dict(zip(labels, support, strict=True)), "rounds": round_details}
-        return self._result(final_answer, rounds, recorder, stop_reason, details)
+                   "support": dict(zip(options.labels, support, strict=True)),
+                   "rounds": round_details}
+        return Verdict(final_answer, rounds, stop_reason, details)
 
     def _decide(self, turns: Sequence[_Turn], weights: Sequence[float],
                 labels: Sequence[str]) -> tuple[str, tuple[float, ...]]:
@@ -245,34 +237,28 @@ class AceMAD(DebateBackend):
         preference = [y for y in answers if y is not None]
         return labels[choose(support, preference)], support
 
-    def _round(self, question: Question, recorder: CallRecorder, agents: Sequence[str], t: int,
-               previous: Sequence[_Turn] | None, weights: Sequence[float],
-               labels: tuple[str, ...], keys: tuple[str, ...], candidates: tuple[str, ...],
-               use_logprobs: bool, seed_response: CritiqueResponse | None) -> list[_Turn] | None:
+    def _round(self, debate: Debate, options: _Options, t: int,
+               previous: Sequence[_Turn] | None, weights: Sequence[float]) -> list[_Turn] | None:
         """One round of private commitments; None when every call failed."""
         cfg = self.config
-        n = len(labels)
+        agents = debate.agents
+        n = len(options.labels)
         turns: dict[int, _Turn] = {}
-        if seed_response is not None:
-            seeded = opening_from_seed(seed_response, question, agents[0])
-            if seeded.answer in labels:
-                turns[0] = _Turn(seeded.answer, seeded.argument,
-                                 spread_belief(labels.index(seeded.answer), seeded.confidence, n),
-                                 None)
-                recorder.flag("seed_opening:" + agents[0])
-            else:
-                recorder.flag("seed_unusable")
-        schema = self._schema(question, keys, use_logprobs)
+        seeded = debate.seed_opening(lambda answer: answer in options.labels) if t == 0 else None
+        if seeded is not None:
+            belief = spread_belief(options.labels.index(seeded.answer), seeded.confidence, n)
+            turns[0] = _Turn(seeded.answer, seeded.argument, belief, None)
+        schema = self._schema(debate.question, options)
         specs: list[CallSpec] = []
         for i, agent in enumerate(agents):
             if i in turns:
                 continue
-            body = self._prompt(question, i, agents, previous, weights, candidates, use_logprobs)
-            request = self.request(i, t, build_messages(agent, body), schema, logprobs=use_logprobs,
-                                   top_logprobs=cfg.top_logprobs)
+            body = self._prompt(debate, options, i, previous, weights)
+            request = self.request(i, t, build_messages(agent, body), schema,
+                                   logprobs=options.use_logprobs, top_logprobs=cfg.top_logprobs)
             specs.append(CallSpec(agent, t, "argue", request,
                                   messages_in=0 if previous is None else len(agents) - 1))
-        outcomes = recorder.run(specs)
+        outcomes = debate.recorder.run(specs)
         if outcomes and all(o.failed for o in outcomes) and not turns:
             return None
         for spec, outcome in zip(specs, outcomes, strict=True):
@@ -282,36 +268,33 @@ class AceMAD(DebateBackend):
                 turns[i] = _Turn(previous[i].answer, previous[i].argument, previous[i].belief,
                                  None, previous[i].belief_fallback)
                 continue
-            turns[i] = self._parse_turn(outcome, question, labels, keys, candidates, use_logprobs,
-                                        recorder)
+            turns[i] = self._parse_turn(debate, options, outcome)
         return [turns[i] for i in range(len(agents))]
 
-    def _schema(self, question: Question, keys: tuple[str, ...],
-                use_logprobs: bool) -> dict[str, Any]:
+    def _schema(self, question: Question, options: _Options) -> dict[str, Any]:
         argument = argument_schema(self.config.argument_chars)
-        answer = answer_schema(question, keys)
-        if use_logprobs:
+        answer = answer_schema(question, options.keys)
+        if options.use_logprobs:
             return object_schema({"argument": argument, "answer": answer, "others_answer": answer})
-        distribution = object_schema({key: CONFIDENCE_SCHEMA for key in keys})
+        distribution = object_schema({key: CONFIDENCE_SCHEMA for key in options.keys})
         return object_schema({"argument": argument, "answer": answer,
                               "self_belief": distribution, "peer_prediction": distribution})
 
-    def _prompt(self, question: Question, i: int, agents: Sequence[str],
-                previous: Sequence[_Turn] | None, weights: Sequence[float],
-                candidates: tuple[str, ...], use_logprobs: bool) -> str:
+    def _prompt(self, debate: Debate, options: _Options, i: int,
+                previous: Sequence[_Turn] | None, weights: Sequence[float]) -> str:
         cfg = self.config
-        parts = [format_question(question, candidates)]
+        parts = [format_question(debate.question, options.candidates)]
         if previous is not None:
             parts.append("Other agents' last answers:")
             for j, turn in enumerate(previous):
                 if j == i:
                     continue
                 influence = weights[j] if cfg.show_influence else None
-                peer = PeerMessage(agents[j], turn.answer, turn.argument, influence)
+                peer = PeerMessage(debate.agents[j], turn.answer, turn.argument, influence)
                 parts.append(format_peer(peer, cfg.peer_chars))
             parts.append(f"Your last answer: {previous[i].answer or '?'}.")
-        parts.append(answer_instruction(question, candidates) + " " + ANSWER_REPLY)
-        if use_logprobs:
+        parts.append(answer_instruction(debate.question, options.candidates) + " " + ANSWER_REPLY)
+        if options.use_logprobs:
             parts.append("Then others_answer: the answer you expect most other agents to give.")
         else:
             parts.append("Then, privately: self_belief, your probability (0-100) of each option; "
@@ -319,22 +302,21 @@ class AceMAD(DebateBackend):
                          "each option.")
         return "\n".join(parts)
 
-    def _parse_turn(self, outcome: CallOutcome, question: Question, labels: tuple[str, ...],
-                    keys: tuple[str, ...], candidates: tuple[str, ...], use_logprobs: bool,
-                    recorder: CallRecorder) -> _Turn:
+    def _parse_turn(self, debate: Debate, options: _Options, outcome: CallOutcome) -> _Turn:
         where = f"{outcome.spec.agent}:r{outcome.spec.round}"
+        labels, keys, candidates = options.labels, options.keys, options.candidates
         n = len(labels)
         text = outcome.text
         data = parse_json_object(text)
-        answer = parse_answer(text, question, data, candidates)
+        answer = parse_answer(text, debate.question, data, candidates)
         belief: Distribution | None
         prediction: Distribution | None
-        if use_logprobs:
+        if options.use_logprobs:
             logprobs = outcome.response.token_logprobs if outcome.response else None
             belief = option_distribution(logprobs, "answer", keys)
             prediction = option_distribution(logprobs, "others_answer", keys)
             if prediction is None:
-                others = parse_answer(text, question, data, candidates, key="others_answer")
+                others = parse_answer(text, debate.question, data, candidates, key="others_answer")
                 prediction = one_hot(labels.index(others), n) if others in labels else None
         else:
             section = data or {}
@@ -344,16 +326,11 @@ class AceMAD(DebateBackend):
         if belief is None:
             fallback = "one_hot" if answer in labels else "uniform"
             belief = one_hot(labels.index(answer), n) if answer in labels else uniform(n)
-            recorder.flag(f"belief_fallback_{fallback}:{where}")
+            debate.flag(f"belief_fallback_{fallback}:{where}")
         if prediction is None:
             prediction = uniform(n)
-            recorder.flag(f"peer_prediction_fallback_uniform:{where}")
+            debate.flag(f"peer_prediction_fallback_uniform:{where}")
         if not answer and fallback is None:
             answer = labels[max(range(n), key=lambda y: belief[y])]
-            recorder.flag(f"answer_from_belief:{where}")
+            debate.flag(f"answer_from_belief:{where}")
         return _Turn(answer, argument_from(text, data), belief, prediction, fallback)
-
-    def _result(self, final_answer: str, rounds: list[dict[str, str]], recorder: CallRecorder,
-                stop_reason: str, details: dict[str, Any]) -> DebateResult:
-        return DebateResult(self.name, final_answer, tuple(rounds), tuple(recorder.trace),
-                            stop_reason, tuple(recorder.flags), details)

@@ -1,37 +1,35 @@
-"""The debate back-end interface and what all back-ends share (SPEC §8).
+"""The debate back-end skeleton (SPEC §8): one `run()` procedure, each back-end writes its protocol.
 
-- `DebateBackend.run(question, seed_response=None) -> DebateResult`: the one interface.
+- `DebateBackend.run(question, seed_response=None) -> DebateResult`: the one interface. It
+  checks the question and the seed response, builds the call recorder, names the agents, runs the
+  back-end's `protocol` step and closes with a `DebateResult` whose trace and flags are the
+  recorder's, so no back-end can forget a call or count one twice.
+- `DebateBackend.open`: round 0, every agent's independent answer, the seed response standing in
+  for agent 0's (see `imad.debate.openings`).
 - `AgentConfig`: the decoding settings every back-end has (frozen, validated on creation).
-- `Opening`: one agent's independent first answer. The seed response (the router's
-  self-critique, SPEC §2) stands in as agent 0's opening, so escalating a question never pays
-  for that answer twice: its final answer, the argument for it (the initial reasoning, or the
-  critique when the critique changed the answer) and its initial confidence.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
 from imad.critique.schema import CritiqueResponse
-from imad.debate.calls import CallOutcome, CallRecorder, CallSpec
-from imad.debate.prompts import (
-    OPENING_REPLY,
-    answer_instruction,
-    argument_from,
-    build_messages,
-    canonical_answer,
-    confidence_from,
-    format_question,
-    opening_schema,
-    parse_answer,
-    parse_json_object,
+from imad.debate.calls import CallRecorder, CallSpec
+from imad.debate.openings import (
+    Opening,
+    check_seed,
+    opening_from_seed,
+    opening_prompt,
+    parse_opening,
 )
+from imad.debate.prompts import build_messages
 from imad.debate.result import DebateResult
+from imad.debate.schemas import opening_schema
 from imad.errors import ConfigError, DebateError
-from imad.llm.types import ChatModel, ChatRequest, TokenLogprob
+from imad.llm.types import ChatModel, ChatRequest
 from imad.question import Question
 
 
@@ -72,14 +70,61 @@ class AgentConfig:
         require(self.peer_chars >= 0, f"{name}.peer_chars", f"must be >= 0, got {self.peer_chars}")
 
 
-class DebateBackend(ABC):
-    """A multi-agent (or single-agent baseline) procedure that answers one question."""
+@dataclass
+class Debate:
+    """One run in progress: what a protocol step reads (question, agents, seed) and records into."""
+
+    question: Question
+    recorder: CallRecorder
+    agents: tuple[str, ...]
+    seed_response: CritiqueResponse | None = None
+
+    def flag(self, flag: str) -> None:
+        self.recorder.flag(flag)
+
+    def seed_opening(self, usable: Callable[[str], bool] = bool) -> Opening | None:
+        """Agent 0's opening from the seed response; None without one, or when its answer is not
+        `usable` here (flagged `seed_unusable`)."""
+        if self.seed_response is None:
+            return None
+        seeded = opening_from_seed(self.seed_response, self.question, self.agents[0])
+        if not usable(seeded.answer):
+            self.flag("seed_unusable")
+            return None
+        self.flag("seed_opening:" + self.agents[0])
+        return seeded
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a protocol step decided; `run` adds the trace and the flags."""
+
+    final_answer: str
+    rounds: Sequence[Mapping[str, str]]
+    stop_reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+ConfigT = TypeVar("ConfigT", bound=AgentConfig)
+
+
+class DebateBackend(ABC, Generic[ConfigT]):
+    """A multi-agent (or single-agent baseline) procedure that answers one question.
+
+    A back-end names its config class once, as the type argument: `class MAD(DebateBackend[MADConfig])`.
+    """
 
     name: ClassVar[str]
     config_class: ClassVar[type[AgentConfig]]
 
-    def __init__(self, model: ChatModel, config: AgentConfig | None = None) -> None:
-        config = self.config_class() if config is None else config
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            if get_origin(base) is DebateBackend:
+                (cls.config_class,) = get_args(base)
+
+    def __init__(self, model: ChatModel, config: ConfigT | None = None) -> None:
+        config = cast(ConfigT, self.config_class()) if config is None else config
         if not isinstance(config, self.config_class):
             raise ConfigError("config", f"the {self.name!r} back-end takes a "
                               f"{self.config_class.__name__}, got {type(config).__name__}")
@@ -87,14 +132,33 @@ class DebateBackend(ABC):
             raise ConfigError("model", f"a debate needs a chat model (imad.llm.ChatModel), got "
                               f"{type(model).__name__}; build one with chat_model_from_spec")
         self.model = model
-        self.config = config
+        self.config: ConfigT = config
 
-    @abstractmethod
     def run(self, question: Question,
             seed_response: CritiqueResponse | None = None) -> DebateResult:
         """Debate `question`; `seed_response` stands in for one agent's opening."""
+        if not isinstance(question, Question):
+            raise DebateError(f"a debate needs an imad.Question, got {type(question).__name__}")
+        debate = Debate(question, CallRecorder(self.model), self.agents(),
+                        check_seed(seed_response))
+        verdict = self.protocol(debate)
+        recorder = debate.recorder
+        return DebateResult(self.name, verdict.final_answer,
+                            tuple(dict(answers) for answers in verdict.rounds),
+                            tuple(recorder.trace), verdict.stop_reason, tuple(recorder.flags),
+                            verdict.details)
 
-    # helpers shared by the back-ends ------------------------------------------------------
+    @abstractmethod
+    def protocol(self, debate: Debate) -> Verdict:
+        """This back-end's own step: from the first call to the decided answer."""
+
+    def agents(self) -> tuple[str, ...]:
+        """The agents' names in order; agent 0 is the one the seed response stands in for.
+
+        `agent_0` … `agent_{N-1}` for the config's `n_agents` (one agent when it has none)."""
+        return agent_names(getattr(self.config, "n_agents", 1))
+
+    # helpers shared by the protocols ------------------------------------------------------
 
     def request(self, agent_index: int, round_index: int, messages: Any, schema: dict[str, Any],
                 *, logprobs: bool = False, top_logprobs: int = 0,
@@ -111,95 +175,39 @@ class DebateBackend(ABC):
             seed=self.config.seed + 1000 * round_index + agent_index,
         )
 
+    def open(self, debate: Debate, n_agents: int | None = None, *, role: str = "opening",
+             logprobs: bool = False, top_logprobs: int = 0,
+             temperature: float | None = None) -> list[Opening]:
+        """Round 0 for the first `n_agents` agents (all by default): each answers independently;
+        agent 0 uses the seed response if usable.
 
-def check_question(question: Any) -> Question:
-    if not isinstance(question, Question):
-        raise DebateError(f"a debate needs an imad.Question, got {type(question).__name__}")
-    return question
-
-
-def agent_names(n: int) -> list[str]:
-    return [f"agent_{i}" for i in range(n)]
-
-
-@dataclass(frozen=True)
-class Opening:
-    """One agent's independent answer: canonical answer ("" if none), argument, confidence."""
-
-    agent: str
-    answer: str
-    argument: str
-    confidence: float | None
-    token_logprobs: tuple[TokenLogprob, ...] | None = None
-    from_seed: bool = False
-    failed: bool = False
-
-
-def opening_from_seed(seed: CritiqueResponse, question: Question, agent: str) -> Opening:
-    if not isinstance(seed, CritiqueResponse):
-        raise DebateError(f"seed_response must be a CritiqueResponse, got {type(seed).__name__}")
-    answer = canonical_answer(seed.final_answer, question)
-    argument = seed.critique if seed.answer_changed and seed.critique else seed.initial_reasoning
-    return Opening(agent, answer, " ".join(argument.split()), seed.confidence_initial,
-                   from_seed=True)
-
-
-def seed_from_opening(opening: Opening) -> CritiqueResponse:
-    """An opening as a seed response, to hand a first answer to another back-end (DOWN)."""
-    confidence = 0.0 if opening.confidence is None else opening.confidence
-    return CritiqueResponse(opening.answer, opening.argument, "", opening.answer, opening.answer,
-                            confidence, confidence)
-
-
-def opening_prompt(question: Question) -> str:
-    return f"{format_question(question)}\n{answer_instruction(question)} {OPENING_REPLY}"
-
-
-def parse_opening(outcome: CallOutcome, question: Question) -> Opening:
-    data = parse_json_object(outcome.text)
-    response = outcome.response
-    return Opening(
-        agent=outcome.spec.agent,
-        answer=parse_answer(outcome.text, question, data),
-        argument=argument_from(outcome.text, data),
-        confidence=confidence_from(outcome.text, data),
-        token_logprobs=response.token_logprobs if response is not None else None,
-        failed=outcome.failed,
-    )
-
-
-def collect_openings(backend: DebateBackend, recorder: CallRecorder, question: Question,
-                     agents: Sequence[str], seed_response: CritiqueResponse | None, *,
-                     role: str = "opening", logprobs: bool = False, top_logprobs: int = 0,
-                     temperature: float | None = None) -> list[Opening]:
-    """Round 0: every agent answers independently; agent 0 uses the seed response if usable.
-
-    Raises DebateError when every call failed (nothing to debate).
-    """
-    openings: dict[int, Opening] = {}
-    if seed_response is not None:
-        seeded = opening_from_seed(seed_response, question, agents[0])
-        if seeded.answer:
+        Raises DebateError when every call failed (nothing to debate).
+        """
+        agents = debate.agents[:n_agents]
+        openings: dict[int, Opening] = {}
+        seeded = debate.seed_opening()
+        if seeded is not None:
             openings[0] = seeded
-            recorder.flag("seed_opening:" + agents[0])
-        else:
-            recorder.flag("seed_unusable")
-    schema = opening_schema(question, backend.config.argument_chars)
-    specs, indices = [], []
-    for i, agent in enumerate(agents):
-        if i in openings:
-            continue
-        messages = build_messages(agent, opening_prompt(question))
-        request = backend.request(i, 0, messages, schema, logprobs=logprobs,
-                                  top_logprobs=top_logprobs, temperature=temperature)
-        specs.append(CallSpec(agent, 0, role, request))
-        indices.append(i)
-    for i, outcome in zip(indices, recorder.run(specs), strict=True):
-        openings[i] = parse_opening(outcome, question)
-        if not outcome.failed and not openings[i].answer:
-            recorder.flag(f"unparseable_answer:{agents[i]}:r0")
-    has_seed = any(o.from_seed for o in openings.values())
-    if specs and not has_seed and all(openings[i].failed for i in indices):
-        raise DebateError(f"every opening call to {backend.model.model_id!r} failed (first error: "
-                          f"{recorder.trace[-len(specs)].error}); check the model or server")
-    return [openings[i] for i in range(len(agents))]
+        schema = opening_schema(debate.question, self.config.argument_chars)
+        specs, indices = [], []
+        for i, agent in enumerate(agents):
+            if i in openings:
+                continue
+            messages = build_messages(agent, opening_prompt(debate.question))
+            request = self.request(i, 0, messages, schema, logprobs=logprobs,
+                                   top_logprobs=top_logprobs, temperature=temperature)
+            specs.append(CallSpec(agent, 0, role, request))
+            indices.append(i)
+        for i, outcome in zip(indices, debate.recorder.run(specs), strict=True):
+            openings[i] = parse_opening(outcome, debate.question)
+            if not outcome.failed and not openings[i].answer:
+                debate.flag(f"unparseable_answer:{agents[i]}:r0")
+        if specs and seeded is None and all(openings[i].failed for i in indices):
+            error = debate.recorder.trace[-len(specs)].error
+            raise DebateError(f"every opening call to {self.model.model_id!r} failed (first "
+                              f"error: {error}); check the model or server")
+        return [openings[i] for i in range(len(agents))]
+
+
+def agent_names(n: int) -> tuple[str, ...]:
+    return tuple(f"agent_{i}" for i in range(n))

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from imad.debate.prompts import parse_confidence
+from imad.debate.parsing import parse_confidence
 from imad.llm.types import TokenLogprob
 
 Distribution = tuple[float, ...]

@@ -70,6 +70,12 @@ class CallRecorder:
     def run_one(self, spec: CallSpec) -> CallOutcome:
         return self.run([spec])[0]
 
+    def absorb(self, trace: Sequence[DebateCall], flags: Sequence[str]) -> None:
+        """Take in the calls and flags of a debate this one handed its question to (DOWN)."""
+        self.trace.extend(trace)
+        for flag in flags:
+            self.flag(flag)
+
     def _record(self, spec: CallSpec, reply: ChatResponse | Exception) -> CallOutcome:
         where = f"{spec.agent}:r{spec.round}"
         if isinstance(reply, ChatResponse):

@@ -14,20 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from imad.critique.schema import CritiqueResponse
-from imad.debate.base import (
-    AgentConfig,
-    DebateBackend,
-    Opening,
-    check_question,
-    collect_openings,
-    require,
-    seed_from_opening,
-)
+from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, require
 from imad.debate.beliefs import option_distribution
-from imad.debate.calls import CallRecorder
-from imad.debate.result import DebateResult
-from imad.question import Question
+from imad.debate.openings import Opening, seed_from_opening
+from imad.debate.protocols import PROTOCOLS
 
 ConfidenceSource = Literal["auto", "verbal", "answer_prob"]
 
@@ -52,60 +42,45 @@ class DOWNConfig(AgentConfig):
         require(self.confidence_source in ("auto", "verbal", "answer_prob"),
                 "DOWNConfig.confidence_source",
                 f"must be 'auto', 'verbal' or 'answer_prob', got {self.confidence_source!r}")
-        from imad.debate.registry import BACKENDS  # the registry imports this module
-
-        require(self.debate_backend in BACKENDS and self.debate_backend != "down",
-                "DOWNConfig.debate_backend", f"must be one of {sorted(set(BACKENDS) - {'down'})}, "
-                f"got {self.debate_backend!r}")
-        expected = BACKENDS[self.debate_backend][0]
+        require(self.debate_backend in PROTOCOLS, "DOWNConfig.debate_backend",
+                f"must be one of {sorted(PROTOCOLS)}, got {self.debate_backend!r}")
+        expected = PROTOCOLS[self.debate_backend][0]
         require(self.debate_config is None or isinstance(self.debate_config, expected),
                 "DOWNConfig.debate_config", f"must be a {expected.__name__} for the "
                 f"{self.debate_backend!r} back-end, got {type(self.debate_config).__name__}")
 
 
-class DOWN(DebateBackend):
+class DOWN(DebateBackend[DOWNConfig]):
     """Keep a confident first answer; debate the rest."""
 
     name = "down"
-    config_class = DOWNConfig
-    config: DOWNConfig
 
-    def run(self, question: Question,
-            seed_response: CritiqueResponse | None = None) -> DebateResult:
-        from imad.debate.registry import create_backend
-
-        question = check_question(question)
+    def protocol(self, debate: Debate) -> Verdict:
         cfg = self.config
-        recorder = CallRecorder(self.model)
         source = cfg.confidence_source
         if source == "auto":
-            scorable = self.model.supports_logprobs and bool(question.answer_options)
+            scorable = self.model.supports_logprobs and bool(debate.question.answer_options)
             source = "answer_prob" if scorable else "verbal"
-        opening = collect_openings(self, recorder, question, ["agent_0"], seed_response,
-                                   logprobs=source == "answer_prob", top_logprobs=10)[0]
-        confidence = self._confidence(opening, source, question, recorder)
+        opening = self.open(debate, logprobs=source == "answer_prob", top_logprobs=10)[0]
+        confidence = self._confidence(opening, source, debate)
         details = {"confidence": confidence, "confidence_source": source, "theta": cfg.theta}
         if confidence is not None and confidence > cfg.theta and opening.answer:
-            return DebateResult(self.name, opening.answer, ({"agent_0": opening.answer},),
-                                tuple(recorder.trace), "confident", tuple(recorder.flags), details)
+            return Verdict(opening.answer, [{opening.agent: opening.answer}], "confident", details)
         if confidence is None:
-            recorder.flag("confidence_missing")
+            debate.flag("confidence_missing")
         seed = seed_from_opening(opening) if opening.answer else None
-        debate = create_backend(cfg.debate_backend, self.model, cfg.debate_config)
-        inner = debate.run(question, seed)
+        backend_class = PROTOCOLS[cfg.debate_backend][1]
+        inner = backend_class(self.model, cfg.debate_config).run(debate.question, seed)
+        debate.recorder.absorb(inner.trace, inner.flags)
         details.update({"debate_backend": cfg.debate_backend, "debate": inner.details})
-        flags = tuple(dict.fromkeys((*recorder.flags, *inner.flags)))
-        return DebateResult(self.name, inner.final_answer, inner.rounds,
-                            (*recorder.trace, *inner.trace), f"debated:{inner.stop_reason}",
-                            flags, details)
+        return Verdict(inner.final_answer, inner.rounds, f"debated:{inner.stop_reason}", details)
 
-    def _confidence(self, opening: Opening, source: str, question: Question,
-                    recorder: CallRecorder) -> float | None:
+    def _confidence(self, opening: Opening, source: str, debate: Debate) -> float | None:
         if source == "verbal" or opening.from_seed:
             return opening.confidence
-        options = question.answer_options
+        options = debate.question.answer_options
         distribution = option_distribution(opening.token_logprobs, "answer", options)
         if distribution is None or opening.answer not in options:
-            recorder.flag("answer_prob_unavailable")
+            debate.flag("answer_prob_unavailable")
             return opening.confidence
         return distribution[options.index(opening.answer)]

@@ -12,33 +12,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from imad.critique.schema import CritiqueResponse
-from imad.debate.base import (
-    AgentConfig,
-    DebateBackend,
-    Opening,
-    check_question,
-    collect_openings,
-    parse_opening,
-    require,
-)
-from imad.debate.calls import CallRecorder, CallSpec
+from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, require
+from imad.debate.calls import CallSpec
+from imad.debate.openings import Opening, parse_opening
+from imad.debate.parsing import parse_answer, parse_json_object
 from imad.debate.prompts import (
     OPENING_REPLY,
     PeerMessage,
     answer_instruction,
-    answer_schema,
-    argument_schema,
     build_messages,
     format_peer,
     format_question,
-    object_schema,
-    opening_schema,
-    parse_answer,
-    parse_json_object,
 )
-from imad.debate.result import DebateResult
-from imad.question import Question
+from imad.debate.schemas import answer_schema, argument_schema, object_schema, opening_schema
 
 AFFIRMATIVE, NEGATIVE, JUDGE = "affirmative", "negative", "judge"
 
@@ -58,28 +44,25 @@ class LiangConfig(AgentConfig):
                 f"must be in [0, 2], got {self.judge_temperature}")
 
 
-class LiangMAD(DebateBackend):
+class LiangMAD(DebateBackend[LiangConfig]):
     """Affirmative vs negative, refereed by a judge."""
 
     name = "liang"
-    config_class = LiangConfig
-    config: LiangConfig
 
-    def run(self, question: Question,
-            seed_response: CritiqueResponse | None = None) -> DebateResult:
-        question = check_question(question)
+    def agents(self) -> tuple[str, ...]:
+        return (AFFIRMATIVE, NEGATIVE, JUDGE)
+
+    def protocol(self, debate: Debate) -> Verdict:
         cfg = self.config
-        recorder = CallRecorder(self.model)
-        affirmative = collect_openings(self, recorder, question, [AFFIRMATIVE], seed_response,
-                                       role=AFFIRMATIVE)[0]
-        negative = self._negative_opening(question, recorder, affirmative)
+        affirmative = self.open(debate, 1, role=AFFIRMATIVE)[0]
+        negative = self._negative_opening(debate, affirmative)
         rounds = [{AFFIRMATIVE: affirmative.answer, NEGATIVE: negative.answer}]
         verdict, stop, decided_round = "", "rounds_done", None
         for t in range(cfg.max_rounds):
             if t > 0:
-                affirmative, negative = self._exchange(question, recorder, t, affirmative, negative)
+                affirmative, negative = self._exchange(debate, t, affirmative, negative)
                 rounds.append({AFFIRMATIVE: affirmative.answer, NEGATIVE: negative.answer})
-            verdict, decided = self._judge(question, recorder, t, affirmative, negative)
+            verdict, decided = self._judge(debate, t, affirmative, negative)
             rounds[-1][JUDGE] = verdict
             if decided and verdict:
                 stop, decided_round = "judge_decided", t
@@ -87,13 +70,11 @@ class LiangMAD(DebateBackend):
         final = verdict
         if not final:
             final = affirmative.answer
-            recorder.flag("judge_fallback_affirmative")
-        details = {"decided_round": decided_round}
-        return DebateResult(self.name, final, tuple(rounds), tuple(recorder.trace), stop,
-                            tuple(recorder.flags), details)
+            debate.flag("judge_fallback_affirmative")
+        return Verdict(final, rounds, stop, {"decided_round": decided_round})
 
-    def _negative_opening(self, question: Question, recorder: CallRecorder,
-                          affirmative: Opening) -> Opening:
+    def _negative_opening(self, debate: Debate, affirmative: Opening) -> Opening:
+        question = debate.question
         others = tuple(o for o in question.answer_options if o != affirmative.answer)
         schema = opening_schema(question, self.config.argument_chars, enum=others)
         body = "\n".join([
@@ -104,11 +85,12 @@ class LiangMAD(DebateBackend):
             + answer_instruction(question) + " " + OPENING_REPLY,
         ])
         request = self.request(1, 0, build_messages(NEGATIVE, body), schema)
-        outcome = recorder.run_one(CallSpec(NEGATIVE, 0, NEGATIVE, request, messages_in=1))
+        outcome = debate.recorder.run_one(CallSpec(NEGATIVE, 0, NEGATIVE, request, messages_in=1))
         return parse_opening(outcome, question)
 
-    def _exchange(self, question: Question, recorder: CallRecorder, t: int, affirmative: Opening,
+    def _exchange(self, debate: Debate, t: int, affirmative: Opening,
                   negative: Opening) -> tuple[Opening, Opening]:
+        question = debate.question
         schema = opening_schema(question, self.config.argument_chars)
         specs = []
         for index, (me, other) in enumerate(((affirmative, negative), (negative, affirmative))):
@@ -123,13 +105,14 @@ class LiangMAD(DebateBackend):
             ])
             request = self.request(index, t, build_messages(me.agent, body), schema)
             specs.append(CallSpec(me.agent, t, me.agent, request, messages_in=1))
-        replies = [parse_opening(o, question) for o in recorder.run(specs)]
+        replies = [parse_opening(o, question) for o in debate.recorder.run(specs)]
         # A failed or unparseable turn leaves that side's previous answer standing.
         return (replies[0] if replies[0].answer else affirmative,
                 replies[1] if replies[1].answer else negative)
 
-    def _judge(self, question: Question, recorder: CallRecorder, t: int, affirmative: Opening,
+    def _judge(self, debate: Debate, t: int, affirmative: Opening,
                negative: Opening) -> tuple[str, bool]:
+        question = debate.question
         schema = object_schema({"reasoning": argument_schema(self.config.argument_chars),
                                 "decided": {"type": "boolean"},
                                 "answer": answer_schema(question)})
@@ -145,7 +128,7 @@ class LiangMAD(DebateBackend):
         ])
         request = self.request(2, t, build_messages(JUDGE, body), schema,
                                temperature=self.config.judge_temperature)
-        outcome = recorder.run_one(CallSpec(JUDGE, t, JUDGE, request, messages_in=2))
+        outcome = debate.recorder.run_one(CallSpec(JUDGE, t, JUDGE, request, messages_in=2))
         data = parse_json_object(outcome.text)
         decided = bool(data.get("decided")) if data is not None and isinstance(
             data.get("decided"), bool) else False

@@ -8,20 +8,12 @@ per later round: N(N−1)(R−1) messages in all — the quadratic cost SVR-MAD 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from imad.critique.schema import CritiqueResponse
-from imad.debate.base import (
-    AgentConfig,
-    DebateBackend,
-    Opening,
-    agent_names,
-    check_question,
-    collect_openings,
-    parse_opening,
-    require,
-)
-from imad.debate.calls import CallRecorder, CallSpec
+from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, require
+from imad.debate.calls import CallSpec
+from imad.debate.openings import Opening, parse_opening
 from imad.debate.prompts import (
     OPENING_REPLY,
     PeerMessage,
@@ -29,9 +21,8 @@ from imad.debate.prompts import (
     build_messages,
     format_peer,
     format_question,
-    opening_schema,
 )
-from imad.debate.result import DebateResult
+from imad.debate.schemas import opening_schema
 from imad.debate.voting import majority_vote
 from imad.question import Question
 
@@ -49,7 +40,7 @@ class MADConfig(AgentConfig):
         require(self.n_rounds >= 1, "MADConfig.n_rounds", f"must be >= 1, got {self.n_rounds}")
 
 
-def update_prompt(question: Question, me: int, agents: list[str], previous: list[Opening],
+def update_prompt(question: Question, me: int, agents: Sequence[str], previous: Sequence[Opening],
                   peer_chars: int) -> str:
     parts = [format_question(question), "Other agents' last answers:"]
     parts += [format_peer(PeerMessage(agents[j], o.answer, o.argument), peer_chars)
@@ -60,36 +51,30 @@ def update_prompt(question: Question, me: int, agents: list[str], previous: list
     return "\n".join(parts)
 
 
-class MAD(DebateBackend):
+class MAD(DebateBackend[MADConfig]):
     """Du et al. all-to-all debate."""
 
     name = "mad"
-    config_class = MADConfig
-    config: MADConfig
 
-    def run(self, question: Question,
-            seed_response: CritiqueResponse | None = None) -> DebateResult:
-        question = check_question(question)
+    def protocol(self, debate: Debate) -> Verdict:
         cfg = self.config
-        recorder = CallRecorder(self.model)
-        agents = agent_names(cfg.n_agents)
-        current = collect_openings(self, recorder, question, agents, seed_response)
+        current = self.open(debate)
         history = [current]
         stop = "rounds_done"
-        schema = opening_schema(question, cfg.argument_chars)
+        schema = opening_schema(debate.question, cfg.argument_chars)
         for t in range(1, cfg.n_rounds):
             specs = []
-            for i, agent in enumerate(agents):
-                body = update_prompt(question, i, agents, current, cfg.peer_chars)
+            for i, agent in enumerate(debate.agents):
+                body = update_prompt(debate.question, i, debate.agents, current, cfg.peer_chars)
                 request = self.request(i, t, build_messages(agent, body), schema)
                 specs.append(CallSpec(agent, t, "update", request, messages_in=cfg.n_agents - 1))
-            outcomes = recorder.run(specs)
+            outcomes = debate.recorder.run(specs)
             if all(o.failed for o in outcomes):
                 stop = "calls_failed"
                 break
             updated = []
             for previous, outcome in zip(current, outcomes, strict=True):
-                opening = parse_opening(outcome, question)
+                opening = parse_opening(outcome, debate.question)
                 # A failed or unparseable update leaves the agent where it was.
                 updated.append(opening if opening.answer else previous)
             current = updated
@@ -98,7 +83,6 @@ class MAD(DebateBackend):
         earlier = [o.answer for openings in reversed(history[:-1]) for o in openings]
         final = majority_vote(answers, tie_break=earlier)
         if not final:
-            recorder.flag("no_answer")
-        rounds = tuple({o.agent: o.answer for o in openings} for openings in history)
-        return DebateResult(self.name, final, rounds, tuple(recorder.trace), stop,
-                            tuple(recorder.flags), {})
+            debate.flag("no_answer")
+        return Verdict(final, [{o.agent: o.answer for o in openings} for openings in history],
+                       stop)

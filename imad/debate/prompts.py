@@ -1,20 +1,18 @@
-"""Prompts, JSON schemas and tolerant parsers shared by every debate back-end.
+"""The prompt text shared by every debate back-end: question, peer lines, reply instructions.
 
 Prompts are short on purpose: the embedded SmolLM2-135M reads ~100 prompt tokens/s, so every
 word in a debate prompt is paid for N agents × T rounds. Peers' arguments are shown in one fixed
 line format (`format_peer`) that `PEER_LINE` parses back; the population simulator reads the
-same lines, so simulated agents see exactly what an LLM agent would see.
+same lines, so simulated agents see exactly what an LLM agent would see. The replies' JSON
+schemas are in `imad.debate.schemas`; reading a reply is `imad.debate.parsing`.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from imad.critique.canonical import canonicalise
 from imad.llm.types import Message
 from imad.question import Question, TaskType
 
@@ -85,120 +83,3 @@ def letters(n: int) -> tuple[str, ...]:
 
 def build_messages(agent: str, body: str) -> tuple[Message, ...]:
     return (Message("system", SYSTEM_TEMPLATE.format(agent=agent)), Message("user", body))
-
-
-# --- JSON schemas ---------------------------------------------------------------------------
-
-
-def answer_schema(question: Question, enum: Sequence[str] = ()) -> dict[str, Any]:
-    """The schema of one answer: an enum (the question's options, or `enum` when given — e.g.
-    the letters of an open question's candidates) so a tiny model cannot miss."""
-    enum = tuple(enum) or question.answer_options
-    if enum:
-        return {"type": "string", "enum": list(enum)}
-    if question.task_type is TaskType.NUMERIC:
-        return {"type": "string", "pattern": r"^-?[0-9][0-9,]*(\.[0-9]+)?$", "maxLength": 24}
-    return {"type": "string", "minLength": 1, "maxLength": 80}
-
-
-def object_schema(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties),
-            "additionalProperties": False}
-
-
-def argument_schema(max_chars: int) -> dict[str, Any]:
-    return {"type": "string", "minLength": 1, "maxLength": max_chars}
-
-
-CONFIDENCE_SCHEMA = {"type": "integer", "minimum": 0, "maximum": 100}
-
-
-def opening_schema(question: Question, argument_chars: int,
-                   enum: Sequence[str] = ()) -> dict[str, Any]:
-    """An argument, then the answer, then a 0–100 confidence (reasoning before answering)."""
-    return object_schema({"argument": argument_schema(argument_chars),
-                          "answer": answer_schema(question, enum),
-                          "confidence": CONFIDENCE_SCHEMA})
-
-
-# --- Tolerant parsing --------------------------------------------------------------------------
-
-_ANSWER_IN_TEXT = re.compile(
-    r"\banswer\b[\"']?\s*(?:is\s*)?[:=]?\s*[\"']?(?P<value>[^\n,;\"'}]+)", re.I)
-_CONFIDENCE_IN_TEXT = re.compile(r"\bconfidence\b\W{0,3}\s*[:=]?\s*(?P<value>[0-9.]+\s*%?)", re.I)
-
-
-def parse_json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in `text` (whole text, or from the first `{` to the last `}`), or None."""
-    for candidate in (text, text[text.find("{"): text.rfind("}") + 1]):
-        if not candidate:
-            continue
-        try:
-            value = json.loads(candidate)
-        except (json.JSONDecodeError, ValueError):
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
-
-
-def canonical_answer(value: Any, question: Question, candidates: Sequence[str] = ()) -> str:
-    """`value` canonicalised for the question. With `candidates` (the lettered canonical answers
-    of an open question, see `format_question`) a letter maps back to its candidate and anything
-    outside the candidates gives ""."""
-    if value is None or isinstance(value, (dict, list)):
-        return ""
-    text = str(value)
-    if candidates:
-        letter = canonicalise(text, TaskType.MULTIPLE_CHOICE, candidates)
-        if letter:
-            return candidates[ord(letter) - ord("A")]
-        answer = canonicalise(text, question.task_type, question.choices)
-        return answer if answer in candidates else ""
-    return canonicalise(text, question.task_type, question.choices)
-
-
-def parse_answer(text: str, question: Question, data: dict[str, Any] | None = None,
-                 candidates: Sequence[str] = (), key: str = "answer") -> str:
-    """The canonical answer in a response: the JSON field, else an "answer: …" line, else ""."""
-    if data is not None and key in data:
-        return canonical_answer(data[key], question, candidates)
-    match = _ANSWER_IN_TEXT.search(text)
-    return canonical_answer(match["value"], question, candidates) if match else ""
-
-
-def parse_confidence(value: Any) -> float | None:
-    """A confidence in [0, 1] from 0–1, 0–100 or "85%"; None when it is not a number."""
-    if isinstance(value, bool) or value is None:
-        return None
-    text = str(value).strip()
-    percent = text.endswith("%")
-    try:
-        number = float(text.rstrip("%").strip())
-    except ValueError:
-        return None
-    if number != number or number < 0:  # NaN or negative
-        return None
-    if percent or number > 1.0:
-        number /= 100.0
-    return min(number, 1.0)
-
-
-def confidence_from(text: str, data: dict[str, Any] | None) -> float | None:
-    if data is not None and "confidence" in data:
-        return parse_confidence(data["confidence"])
-    match = _CONFIDENCE_IN_TEXT.search(text)
-    return parse_confidence(match["value"]) if match else None
-
-
-_ARGUMENT_IN_TEXT = re.compile(r'"(?:argument|reasoning)"\s*:\s*"(?P<value>(?:[^"\\]|\\.)*)')
-
-
-def argument_from(text: str, data: dict[str, Any] | None) -> str:
-    """The argument field; from broken or cut-off JSON its (partial) string; else the text."""
-    if data is not None:
-        for key in ("argument", "reasoning"):
-            if isinstance(data.get(key), str):
-                return data[key].strip()
-    match = _ARGUMENT_IN_TEXT.search(text)
-    return " ".join((match["value"] if match else text).split())

@@ -1,27 +1,19 @@
-"""The debate back-end registry: name → (config class, back-end class), checked on creation."""
+"""The debate back-end registry: name → (config class, back-end class), checked on creation.
+
+The protocols (`imad.debate.protocols`) and DOWN, the confidence gate in front of one of them."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from imad.debate.acemad import AceMAD, AceMADConfig
 from imad.debate.base import AgentConfig, DebateBackend
 from imad.debate.down import DOWN, DOWNConfig
-from imad.debate.liang import LiangConfig, LiangMAD
-from imad.debate.mad import MAD, MADConfig
-from imad.debate.single import CoT, CoTConfig, SelfConsistency, SelfConsistencyConfig
-from imad.debate.svrmad import SVRMAD, SVRMADConfig
+from imad.debate.protocols import PROTOCOLS
 from imad.errors import ConfigError
 from imad.llm.types import ChatModel
 
 BACKENDS: dict[str, tuple[type[AgentConfig], type[DebateBackend]]] = {
-    "acemad": (AceMADConfig, AceMAD),
-    "svrmad": (SVRMADConfig, SVRMAD),
-    "cot": (CoTConfig, CoT),
-    "self_consistency": (SelfConsistencyConfig, SelfConsistency),
-    "mad": (MADConfig, MAD),
-    "liang": (LiangConfig, LiangMAD),
-    "down": (DOWNConfig, DOWN),
+    **PROTOCOLS, "down": (DOWNConfig, DOWN),
 }
 
 

@@ -9,19 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from imad.critique.schema import CritiqueResponse
-from imad.debate.base import (
-    AgentConfig,
-    DebateBackend,
-    agent_names,
-    check_question,
-    collect_openings,
-    require,
-)
-from imad.debate.calls import CallRecorder
-from imad.debate.result import DebateResult
+from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, agent_names, require
 from imad.debate.voting import majority_vote
-from imad.question import Question
 
 
 @dataclass(frozen=True)
@@ -45,42 +34,31 @@ class SelfConsistencyConfig(AgentConfig):
                 "must be > 0 when n_samples > 1, or every sample is the same")
 
 
-class CoT(DebateBackend):
+class CoT(DebateBackend[CoTConfig]):
     """Chain-of-thought: one answer from one call."""
 
     name = "cot"
-    config_class = CoTConfig
 
-    def run(self, question: Question,
-            seed_response: CritiqueResponse | None = None) -> DebateResult:
-        question = check_question(question)
-        recorder = CallRecorder(self.model)
-        opening = collect_openings(self, recorder, question, ["agent_0"], seed_response)[0]
+    def protocol(self, debate: Debate) -> Verdict:
+        opening = self.open(debate)[0]
         if not opening.answer:
-            recorder.flag("no_answer")
+            debate.flag("no_answer")
         stop = "seed" if opening.from_seed else "single_call"
         details = {"confidence": opening.confidence, "argument": opening.argument}
-        return DebateResult(self.name, opening.answer, ({"agent_0": opening.answer},),
-                            tuple(recorder.trace), stop, tuple(recorder.flags), details)
+        return Verdict(opening.answer, [{opening.agent: opening.answer}], stop, details)
 
 
-class SelfConsistency(DebateBackend):
+class SelfConsistency(DebateBackend[SelfConsistencyConfig]):
     """k sampled answers, majority vote (ties: the earliest sample's answer)."""
 
     name = "self_consistency"
-    config_class = SelfConsistencyConfig
-    config: SelfConsistencyConfig
 
-    def run(self, question: Question,
-            seed_response: CritiqueResponse | None = None) -> DebateResult:
-        question = check_question(question)
-        recorder = CallRecorder(self.model)
-        agents = agent_names(self.config.n_samples)
-        openings = collect_openings(self, recorder, question, agents, seed_response, role="sample")
-        answers = [o.answer for o in openings]
+    def agents(self) -> tuple[str, ...]:
+        return agent_names(self.config.n_samples)
+
+    def protocol(self, debate: Debate) -> Verdict:
+        answers = [o.answer for o in self.open(debate, role="sample")]
         final = majority_vote(answers)
         if not final:
-            recorder.flag("no_answer")
-        rounds = (dict(zip(agents, answers, strict=True)),)
-        return DebateResult(self.name, final, rounds, tuple(recorder.trace), "vote",
-                            tuple(recorder.flags), {})
+            debate.flag("no_answer")
+        return Verdict(final, [dict(zip(debate.agents, answers, strict=True))], "vote")

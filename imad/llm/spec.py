@@ -6,7 +6,8 @@ Spec strings:
 - `openai:MODEL` — an OpenAI-compatible server at `OPENAI_BASE_URL`;
 - `openai:MODEL@http://host:port/v1` — the same at an explicit URL.
 Options follow a `?`, e.g. `openai:m@http://127.0.0.1:8080/v1?structured_output=json_object_schema`
-or `local?n_threads=4`; each must be a field of the back-end's class.
+or `local?n_threads=4`; each must be a field of the back-end's class, its value read by
+`imad.keyvalue` like every KEY=VALUE flag.
 Prefix `cached:PATH::` to wrap any of them in a record/replay cache, e.g.
 `cached:runs/calls.sqlite::local`.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from imad.errors import ConfigError
+from imad.keyvalue import parse_value
 from imad.llm.types import ChatModel
 
 _local_models: dict[str, ChatModel] = {}
@@ -56,18 +58,6 @@ BACKENDS: dict[str, Callable[[str, dict[str, Any]], ChatModel]] = {
 }
 
 
-def _coerce(value: str) -> Any:
-    lowered = value.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
-
-
 def chat_model_from_spec(spec: str, *, reuse_local: bool = True) -> ChatModel:
     """Build the chat model a spec string names (see the module docstring).
 
@@ -87,7 +77,8 @@ def chat_model_from_spec(spec: str, *, reuse_local: bool = True) -> ChatModel:
     if builder is None:
         raise ConfigError("--llm", f"unknown back-end {kind!r} in {spec!r}; use one of "
                                    f"{sorted(BACKENDS)} (e.g. local, gguf:PATH, openai:MODEL@URL)")
-    options = {key: _coerce(value) for key, value in parse_qsl(query, keep_blank_values=True)}
+    options = {key: parse_value(value, f"--llm option {key}")
+               for key, value in parse_qsl(query, keep_blank_values=True)}
     is_local = kind in ("local", "gguf")
     if is_local and reuse_local and spec in _local_models:
         return _local_models[spec]

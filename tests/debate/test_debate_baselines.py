@@ -21,7 +21,7 @@ def test_registry_names_and_defaults():
     assert (acemad.n_agents, acemad.n_rounds, acemad.eta, acemad.gamma) == (5, 3, 1.0, 1.0)
     svrmad = make_config("svrmad")
     assert (svrmad.n_agents, svrmad.consensus_agree, svrmad.n_challengers, svrmad.kappa,
-            svrmad.tau) == (6, 5, 2, 2.0, 0.75)
+            svrmad.accept_threshold, svrmad.score_rule) == (6, 5, 2, 2.0, 0.75, "beta")
     assert make_config("down").theta == 0.8
     # A constrained reply (argument + ≤ ~100 tokens of JSON) always fits the default budget.
     for name in BACKENDS:

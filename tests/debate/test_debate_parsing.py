@@ -14,15 +14,8 @@ from imad.debate.beliefs import (
     parse_distribution,
     perplexity_prior,
 )
-from imad.debate.prompts import (
-    PeerMessage,
-    argument_from,
-    format_peer,
-    parse_answer,
-    parse_confidence,
-    parse_json_object,
-    parse_peers,
-)
+from imad.debate.parsing import argument_from, parse_answer, parse_confidence, parse_json_object
+from imad.debate.prompts import PeerMessage, format_peer, parse_peers
 from imad.debate.voting import majority_vote
 from imad.llm.types import TokenLogprob
 from imad.question import Question, TaskType

@@ -39,9 +39,14 @@ def medqa_question(data_dir) -> Question:
                     id=record["id"], dataset="medqa", gold=record["answer_idx"])
 
 
-@pytest.mark.parametrize("name", sorted(BACKENDS))
-def test_backend_completes_a_medqa_debate(name, embedded_model, medqa_question):
-    result = create_backend(name, embedded_model, **SMALL[name]).run(medqa_question)
+CASES = [(name, SMALL[name]) for name in sorted(BACKENDS)] + [
+    ("svrmad", {**SMALL["svrmad"], "score_rule": "survival"}),
+]
+
+
+@pytest.mark.parametrize(("name", "fields"), CASES)
+def test_backend_completes_a_medqa_debate(name, fields, embedded_model, medqa_question):
+    result = create_backend(name, embedded_model, **fields).run(medqa_question)
     assert result.backend == name
     assert result.final_answer in medqa_question.option_letters
     assert result.prompt_tokens > 0 and result.completion_tokens > 0
@@ -58,6 +63,7 @@ def test_backend_completes_a_medqa_debate(name, embedded_model, medqa_question):
         assert not any(f.startswith("belief_fallback") for f in result.flags), result.flags
     if name == "svrmad":
         assert result.details["prior_source"] == "perplexity"
+        assert result.details["score_rule"] == fields.get("score_rule", "beta")
         assert all(0 < p <= 1 for p in result.details["priors"].values())
     if name == "down":
         assert result.details["confidence_source"] == "answer_prob"

@@ -1,4 +1,4 @@
-"""What the papers claim, checked on 1,000 simulated questions per setting (imad.debate.simulate).
+"""AceMAD's claims and SVR-MAD's rules, checked on simulated questions (imad.debate.simulate).
 
 The simulated agents answer through the real back-ends (prompts, parsing, scores, weights,
 stopping), so these tests exercise the protocol code, not a re-implementation of it.
@@ -19,6 +19,7 @@ from imad.debate.simulate import (
     opening_vote_accuracy,
     run_method,
 )
+from imad.debate.svrmad import accepted_agent, posterior_score
 from imad.debate.voting import majority_vote
 
 pytestmark = pytest.mark.slow
@@ -73,15 +74,44 @@ def test_svrmad_sends_far_fewer_messages_than_all_to_all_mad(share):
     assert table["SVR-MAD"].tokens_per_question < table["all-to-all MAD"].tokens_per_question / 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "not reproduced by the simulated population: its confidently wrong crowd gives the highest "
-    "verbal priors, and with κ=2, τ=0.75 one survived debate lifts any prior ≥ 0.625 over τ, so "
-    "SVR-MAD mostly accepts the first surviving crowd agent. Larger κ does not help; only τ = 1 "
-    "(no early acceptance) comes close: `python benchmarks/simulate_debate.py --svr-sweep`"))
-@pytest.mark.parametrize("share", [0.2, 0.4])
-def test_svrmad_accuracy_is_at_least_all_to_all_mad(share):
-    table = stats(share)
-    assert table["SVR-MAD"].accuracy >= table["all-to-all MAD"].accuracy
+@pytest.mark.parametrize("rule", ["beta", "survival"])
+def test_svrmad_stop_rules_and_accounting_hold_on_every_simulated_question(rule):
+    # Properties of our SVR-MAD, not the paper's accuracy claim (our toy population does not
+    # reproduce it at SPEC §8's defaults; see benchmarks/README.md, simulate_debate.py --svr-sweep).
+    population = PopulationConfig(truth_share=0.2)
+    config = make_config("svrmad", n_agents=5, consensus_agree=4, prior_source="verbal",
+                         score_rule=rule)
+    _, runs = run_method(Method(f"SVR-MAD {rule}", "svrmad", config), population, range(300))
+    stops = set()
+    for _, result in runs:
+        details, stop = result.details, result.stop_reason
+        stops.add(stop)
+        debates = details["debates"]
+        assert debates <= config.max_debates
+        assert result.n_calls == config.n_agents + 2 * debates  # openings + two per debate
+        assert result.messages == 2 * debates and len(result.rounds) == debates + 1
+        assert sum(details["kept"].values()) + sum(details["changed"].values()) <= 2 * debates
+        for agent, score in details["scores"].items():
+            assert score == posterior_score(details["priors"][agent], details["kept"][agent],
+                                            details["changed"][agent], config.kappa, rule)
+        last = list(result.rounds[-1].values())
+        if stop == "consensus":
+            assert last.count(result.final_answer) >= config.consensus_agree
+        elif stop == "accepted":
+            agents = list(details["scores"])
+            winner = accepted_agent([details["scores"][a] for a in agents],
+                                    [details["kept"][a] for a in agents],
+                                    [details["changed"][a] for a in agents],
+                                    config.accept_threshold,
+                                    [details["priors"][a] for a in agents] if rule == "survival"
+                                    else ())
+            assert winner is not None
+            assert result.rounds[-1][agents[winner]] == result.final_answer
+        else:
+            assert stop in ("budget_exhausted", "no_challengers") and "fallback_vote" in result.flags
+            pre = list(details["pre_debate_answers"].values())
+            assert result.final_answer == majority_vote(last, tie_break=pre)
+    assert {"consensus", "accepted"} <= stops
 
 
 def test_majority_vote_method_matches_the_agent_model():

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from imad.critique.schema import CritiqueResponse
-from imad.debate import SVRMADConfig, create_backend
+from imad.debate import SVRMADConfig, create_backend, make_config
 from imad.debate.svrmad import (
     accepted_agent,
     pair_key,
@@ -45,7 +45,7 @@ def test_worked_example_with_budget_exhausted_and_tie_broken_by_pre_debate_answe
     #                                                 agent_2: r=1,c=1 → (1.4+1)/4 = .6.
     # Budget (3 debates) spent: post-debate answers C,B,A,C,B,A tie 2-2-2 → pre-debate A wins.
     chat = _chat({"agent_0": ["A", "C"], "agent_2": ["B", "A"], "agent_3": ["C"], "agent_1": ["B"]})
-    config = SVRMADConfig(tau=0.95, max_debates=3, prior_source="verbal")
+    config = SVRMADConfig(accept_threshold=0.95, max_debates=3, prior_source="verbal")
     result = create_backend("svrmad", chat, config).run(MCQ)
     debates = [(c.round, c.agent) for c in result.trace if c.role == "debate"]
     assert debates == [(1, "agent_0"), (1, "agent_2"), (2, "agent_0"), (2, "agent_3"),
@@ -64,7 +64,7 @@ def test_worked_example_with_budget_exhausted_and_tie_broken_by_pre_debate_answe
     assert result.prompt_tokens == words_sent(chat)
 
 
-def test_early_acceptance_at_tau():
+def test_early_acceptance_at_the_accept_threshold():
     # Debate 1, 0↔2: agent_0 changes to B, agent_2 keeps B → agent_2: (1.4+1)/3 = .8 ≥ .75.
     chat = _chat({"agent_0": ["B"], "agent_2": ["B"]})
     result = create_backend("svrmad", chat, prior_source="verbal").run(MCQ)
@@ -85,7 +85,7 @@ def test_consensus_stops_before_any_debate():
 
 
 def test_a_confident_prior_alone_is_never_accepted():
-    # agent_0's prior 1.0 ≥ τ, but it has not debated; it must survive a debate first.
+    # agent_0's prior 1.0 ≥ the threshold, but it has not debated; it must survive a debate first.
     replies = {f"agent_{i}": [opening("A" if i < 3 else "B", 100 if i == 0 else 10)]
                for i in range(6)}
     replies["agent_0"].append(_debate("A"))
@@ -142,16 +142,91 @@ def test_pure_functions():
     assert select_debates(scores, answers, 2, set()) == (0, [2, 3])
     debated = {pair_key(0, 2, answers), pair_key(0, 3, answers)}
     assert select_debates(scores, answers, 2, debated) == (1, [2, 3])
-    assert accepted_agent([0.8, 0.9], [0, 1], [0, 0], tau=0.75) == 1
-    assert accepted_agent([0.9, 0.7], [0, 1], [0, 0], tau=0.75) is None
+    assert accepted_agent([0.8, 0.9], [0, 1], [0, 0], accept_threshold=0.75) == 1
+    assert accepted_agent([0.9, 0.7], [0, 1], [0, 0], accept_threshold=0.75) is None
 
 
 @pytest.mark.parametrize(("fields", "field"), [({"consensus_agree": 7}, "consensus_agree"),
                                                ({"n_challengers": 0}, "n_challengers"),
-                                               ({"kappa": 0.0}, "kappa"), ({"tau": 1.5}, "tau"),
+                                               ({"kappa": 0.0}, "kappa"),
+                                               ({"accept_threshold": 1.5}, "accept_threshold"),
+                                               ({"accept_threshold": 0.0}, "accept_threshold"),
+                                               ({"score_rule": "bayes"}, "score_rule"),
                                                ({"max_debates": -1}, "max_debates"),
                                                ({"prior_source": "gut"}, "prior_source")])
 def test_config_errors_name_the_field(fields, field):
     with pytest.raises(ConfigError) as error:
         SVRMADConfig(**fields)
     assert error.value.field == f"SVRMADConfig.{field}"
+
+
+def test_tau_is_no_longer_an_svrmad_field():
+    # Renamed to accept_threshold, to keep it apart from the router's τ.
+    with pytest.raises(ConfigError, match="SVRMADConfig.tau: unknown field"):
+        make_config("svrmad", tau=0.8)
+
+
+# --- score_rule="survival": once D > 0 the survival share decides, the prior breaks ties -------
+
+
+def test_survival_score_arithmetic():
+    assert posterior_score(0.4, 0, 0, 2.0, "survival") == 0.4  # no debate yet: the prior
+    assert posterior_score(0.4, 1, 0, 2.0, "survival") == 1.0  # (SVR+1)/2 with SVR = 1
+    assert posterior_score(0.9, 1, 2, 2.0, "survival") == pytest.approx(1 / 3)
+    assert posterior_score(0.0, 2, 2, 8.0, "survival") == 0.5  # κ plays no part
+    # Equal scores: the higher prior goes first, for the receiver and for acceptance.
+    scores, answers = [1.0, 1.0, 0.5], ["B", "A", "C"]
+    assert select_debates(scores, answers, 2, set()) == (0, [1, 2])
+    assert select_debates(scores, answers, 2, set(), tie_break=[0.6, 0.9, 0.1]) == (1, [0, 2])
+    assert accepted_agent(scores, [1, 1, 1], [0, 0, 1], 0.75) == 0
+    assert accepted_agent(scores, [1, 1, 1], [0, 0, 1], 0.75, tie_break=[0.6, 0.9, 0.1]) == 1
+
+
+# agent_3 (prior .4) survives against agent_0 (prior .9), who changes to B.
+LOW_PRIOR_SURVIVES = {"agent_0": opening("A", 90), "agent_1": opening("A", 85),
+                      "agent_2": opening("A", 80), "agent_3": opening("B", 40),
+                      "agent_4": opening("C", 30), "agent_5": opening("D", 20)}
+
+
+def _one_debate(rule: str):
+    replies = {agent: [reply] for agent, reply in LOW_PRIOR_SURVIVES.items()}
+    replies["agent_0"].append(_debate("B"))
+    replies["agent_3"].append(_debate("B"))
+    config = SVRMADConfig(score_rule=rule, max_debates=1, prior_source="verbal")
+    return create_backend("svrmad", queued_chat(replies), config).run(MCQ)
+
+
+def test_survival_accepts_a_low_prior_agent_that_survived():
+    # Receiver agent_0 (.9), first challenger agent_3 (B, .4). agent_0 changes to B, agent_3
+    # keeps B: agent_3 scores r/D = 1/1 = 1.0 ≥ .75 and is accepted; agent_0 scores 0/1 = 0.
+    result = _one_debate("survival")
+    assert (result.stop_reason, result.final_answer) == ("accepted", "B")
+    assert result.details["score_rule"] == "survival"
+    assert result.details["scores"]["agent_3"] == 1.0 and result.details["scores"]["agent_0"] == 0.0
+
+
+def test_beta_keeps_weighing_the_prior_on_the_same_debate():
+    # The same debate under "beta" (κ = 2): agent_3 (2·.4 + 1)/3 = .6, agent_0 (2·.9 + 0)/3 = .6,
+    # both < .75. The budget (1 debate) is spent; post-debate answers B,A,A,B,C,D tie A–B 2–2,
+    # and the pre-debate answers (A 3, B 1) break the tie: A.
+    result = _one_debate("beta")
+    assert (result.stop_reason, result.final_answer) == ("budget_exhausted", "A")
+    assert result.details["scores"]["agent_3"] == pytest.approx(0.6)
+    assert result.details["scores"]["agent_0"] == pytest.approx(0.6)
+
+
+def test_survival_ties_are_broken_by_the_prior_not_the_agent_index():
+    # Receiver agent_1 (A, .9); first challenger agent_0 (B, .6). Both keep: both score 1.0.
+    # The prior breaks the tie: agent_1's A is accepted (by index agent_0's B would win).
+    openings = {"agent_0": opening("B", 60), "agent_1": opening("A", 90),
+                "agent_2": opening("A", 80), "agent_3": opening("A", 70),
+                "agent_4": opening("C", 50), "agent_5": opening("B", 40)}
+    replies = {agent: [reply] for agent, reply in openings.items()}
+    replies["agent_1"].append(_debate("A"))
+    replies["agent_0"].append(_debate("B"))
+    result = create_backend("svrmad", queued_chat(replies), score_rule="survival",
+                            prior_source="verbal").run(MCQ)
+    assert [(c.round, c.agent) for c in result.trace if c.role == "debate"] == [
+        (1, "agent_1"), (1, "agent_0")]
+    assert result.details["scores"]["agent_0"] == result.details["scores"]["agent_1"] == 1.0
+    assert (result.stop_reason, result.final_answer) == ("accepted", "A")

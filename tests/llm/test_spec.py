@@ -27,3 +27,19 @@ def test_cached_spec_wraps(tmp_path):
 def test_bad_specs(spec, message):
     with pytest.raises((ConfigError, FileNotFoundError), match=message):
         chat_model_from_spec(spec)
+
+
+@pytest.mark.llm
+def test_local_spec_options_are_typed_values_on_the_real_model():
+    # "False" must reach the model as False (imad.keyvalue), not as the truthy string "False".
+    from imad.errors import TruncatedResponseError
+    from imad.llm.types import ChatRequest, Message
+
+    model = chat_model_from_spec("local?logits_all=False&n_ctx=1024", reuse_local=False)
+    assert model.logits_all is False and model.n_ctx == 1024
+    request = ChatRequest((Message("user", "Name one colour."),), max_tokens=8, seed=0)
+    try:
+        response = model.chat(request)
+    except TruncatedResponseError as error:  # 8 tokens may cut the reply; it still ran
+        response = error.response
+    assert response.prompt_tokens > 0 and response.completion_tokens > 0
