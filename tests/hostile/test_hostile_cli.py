@@ -152,19 +152,26 @@ HOSTILE_REPLIES = st.sampled_from([CRITIQUE, "", "<html>", CRITIQUE.replace("70"
 @given(question=ANY_TEXT, context=ANY_TEXT, choices=st.lists(ANY_TEXT, max_size=3),
        task_type=st.sampled_from(["", "multiple_choice", "yes_no_maybe", "numeric", "short_answer", "x"]),
        tau=st.sampled_from(["", "0", "1", "nan", "-1", "inf", "abc"]), reply=HOSTILE_REPLIES)
-def test_property_imad_ask_exits_0_2_or_3_with_one_error_line(monkeypatch_session, router_dir, question,
-                                                              context, choices, task_type, tau, reply):
+def test_property_imad_ask_exits_0_2_or_3_with_one_error_line(capsys, monkeypatch_session, router_dir,
+                                                              question, context, choices, task_type, tau,
+                                                              reply):
     chat = ScriptedChat(lambda request: reply)
     monkeypatch_session.setattr(imad.llm.spec, "chat_model_from_spec", lambda spec, **kwargs: chat)
     argv = ["ask", "--router", router_dir, "--backend", "cot", "--context", context, "--", question]
     argv[1:1] = ([f"--task-type={task_type}"] if task_type else []) + ([f"--tau={tau}"] if tau else [])
     if choices:
         argv[1:1] = ["--choices", *[f" {c}" for c in choices]]  # a leading space: never read as a flag
+    capsys.readouterr()
     try:
         code = main(argv)
-    except SystemExit as stop:  # argparse refusing a value: its own usage status
-        code = stop.code
+    except SystemExit as stop:  # argparse refusing a value: its own usage status and message
+        assert stop.code == 2
+        return
+    err = capsys.readouterr().err
     assert code in (0, 2, 3)
+    if code:
+        assert err.startswith("imad ask: error: ") and len(err.strip().splitlines()) == 1, err
+        assert "unexpected" not in err and "Traceback" not in err
 
 
 @pytest.fixture(scope="module")
