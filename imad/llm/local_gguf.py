@@ -97,6 +97,7 @@ class LocalGGUFChat:
         self.model_path = str(path)
         self.supports_logprobs = self.logits_all
         self._llama: Any = None
+        self._formatter: Any = None
         self._lock = threading.Lock()
 
     def _model(self) -> Any:
@@ -109,10 +110,12 @@ class LocalGGUFChat:
         """The prompt's size in tokens as llama.cpp will see it (chat template included)."""
         with self._lock:
             llama = self._model()
-            prompt = _render_chat_prompt(llama, messages)
-            if prompt is None:  # no template in the file: the text plus a per-message allowance
+            if self._formatter is None:
+                self._formatter = _chat_formatter(llama) or False
+            if not self._formatter:  # no template in the file: the text plus a per-message allowance
                 return sum(len(llama.tokenize(m.text.encode("utf-8"), add_bos=False)) + 8
                            for m in messages) + 8
+            prompt = self._formatter(messages=[{"role": m.role, "content": m.text} for m in messages]).prompt
             return len(llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
 
     def check_fits(self, request: ChatRequest) -> None:
@@ -164,8 +167,8 @@ def _check_gguf_magic(path: Path) -> None:
                              f"'GGUF', but {magic!r}); pass a .gguf file to gguf:PATH")
 
 
-def _render_chat_prompt(llama: Any, messages: Sequence[Message]) -> str | None:
-    """The prompt text llama.cpp builds from `messages` with the file's own chat template."""
+def _chat_formatter(llama: Any) -> Any:
+    """The formatter that builds llama.cpp's prompt from the file's own chat template, or None."""
     template = llama.metadata.get("tokenizer.chat_template")
     if llama.chat_format != "chat_template.default" or not template:
         return None
@@ -174,9 +177,8 @@ def _render_chat_prompt(llama: Any, messages: Sequence[Message]) -> str | None:
     def token_text(token: int) -> str:
         return llama._model.token_get_text(token) if token != -1 else ""
 
-    formatter = llama_chat_format.Jinja2ChatFormatter(
+    return llama_chat_format.Jinja2ChatFormatter(
         template=template, eos_token=token_text(llama.token_eos()), bos_token=token_text(llama.token_bos()))
-    return formatter(messages=[{"role": m.role, "content": m.text} for m in messages]).prompt
 
 
 def parse_llama_completion(raw: dict[str, Any], model_id: str, latency_s: float) -> ChatResponse:

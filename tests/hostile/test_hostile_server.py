@@ -27,7 +27,7 @@ pytest.importorskip("fastapi")
 
 from imad.errors import ConfigError  # noqa: E402
 from imad.llm.scripted import ScriptedChat  # noqa: E402
-from imad.serve import BackgroundServer, ServeSettings, create_app  # noqa: E402
+from imad.serve import BackgroundServer, PipelineFactory, ServeSettings, create_app  # noqa: E402
 from imad.serve.logs import LOGGER_NAME  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
 from tests.support.serving import BlockingChat, echo_factory, echo_respond, tagged_question  # noqa: E402
@@ -142,6 +142,20 @@ def test_hostile_body_gets_a_typed_error(serve, logs, name, body, status, code, 
     assert (error["code"], error["param"]) == (code, param) and error["message"]
     assert chat.calls == []  # refused before any LLM call
     assert not [r for r in logs.records if r.exc_info]  # refused, not crashed
+
+
+@pytest.mark.llm
+def test_issue_reproduction_is_a_413_before_any_call_with_the_embedded_model(serve, logs, embedded_model):
+    server, _ = serve(PipelineFactory(make_router(), embedded_model))
+    body = request_json(model="imad-acemad-0", messages=[{"role": "user", "content": "Is it?"}],
+                        imad={"task_type": "yes_no_maybe", "context": "word " * 3998})
+    response = post(server, body)
+    assert response.status_code == 413, response.text
+    error = strict_loads(response.text)["error"]
+    assert error["code"] == "context_length_exceeded"
+    assert "the prompt is 4,185 tokens (llama.cpp's tokenizer)" in error["message"]
+    [line] = logs.fields("chat_completion")
+    assert line["status"] == 413 and not [r for r in logs.records if r.exc_info]
 
 
 class NaNRouter:
