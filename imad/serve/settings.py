@@ -23,8 +23,9 @@ class ServeSettings:
     max_question_chars: longest question (+ `imad.context`) accepted; longer ones get 413.
     max_concurrency: pipelines running at once; a request beyond that gets 429 at once, with
         `Retry-After: retry_after_s`, rather than waiting in a queue that hides the overload.
-    request_timeout_s: a pipeline still running after this gets 504 (its slot stays taken until
-        it really ends, so timed-out work cannot pile up beyond `max_concurrency`).
+    request_timeout_s: a pipeline still running after this gets 504 and is cancelled at its next
+        LLM call (its slot stays taken until then, so timed-out work cannot pile up beyond
+        `max_concurrency`).
     default_backend / default_tau: what the model name `imad` means; `default_tau=None` keeps
         the router checkpoint's τ.
     log_prompts: put the question text into the JSON log lines (off: logs carry sizes only).
