@@ -38,6 +38,21 @@ class InvalidQuestionError(ImadError, ValueError):
     """A question is empty, too long, or its choices do not fit its task type."""
 
 
+class InputTooLargeError(InvalidQuestionError):
+    """A prompt cannot fit the model's context window (SPEC §13); raised before any call.
+
+    `prompt_tokens` is the prompt's size as the back-end counts it, `reserved_tokens` the
+    completion tokens the call keeps free, `context_tokens` the model's window.
+    """
+
+    def __init__(self, message: str, *, prompt_tokens: int, reserved_tokens: int,
+                 context_tokens: int) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.reserved_tokens = reserved_tokens
+        self.context_tokens = context_tokens
+
+
 # --- LLM back-ends -------------------------------------------------------------------------
 
 
@@ -125,6 +140,13 @@ class ModelFileError(LLMError, FileNotFoundError):
     """A GGUF model file is missing or unreadable."""
 
 
+class RequestCancelledError(ImadError):
+    """The caller cancelled the work (e.g. an HTTP client disconnected); no further LLM call is made.
+
+    Not an `LLMError`: a cancelled pipeline must stop, not escalate to a debate.
+    """
+
+
 # --- Self-critique ---------------------------------------------------------------------------
 
 
@@ -154,6 +176,10 @@ class CheckpointError(ImadError):
 
 class DebateError(ImadError):
     """A debate could not run (no options, no agents, every agent failed)."""
+
+
+class NoAnswerError(ImadError):
+    """A run produced no answer (every call failed or nothing usable came back): a failed run."""
 
 
 class DatasetError(ImadError, ValueError):

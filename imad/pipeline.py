@@ -8,13 +8,19 @@ made, and token totals that are the sums over those calls.
 
 A debate that fails outright (every agent call failed) does not lose the question: the pipeline
 falls back to the self-critique answer when there is one, and records the error.
+
+Fail safe (SPEC §13): a decision whose p is not a finite number never keeps an answer; it
+escalates with p = None and the reason recorded, whatever router produced it. A question whose
+prompt cannot fit the model's context raises `InputTooLargeError` before any call, and a
+cancelled request (`imad.llm.cancel`) raises `RequestCancelledError` at its next call.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +131,7 @@ class Pipeline:
             decision = self.router.decide(question, critique.response)
         else:
             decision = self.router.decide(question, None, parse_error=f"{critique.status}: {critique.error}")
+        decision = fail_safe(decision)
         if not decision.escalate:
             return PipelineAnswer(question, critique.response.final_answer, "single_agent", decision,
                                   critique, trace=tuple(trace))
@@ -163,6 +170,15 @@ class Pipeline:
         finally:
             bar.close()
         return [r for r in results if r is not None]
+
+
+def fail_safe(decision: RouterDecision) -> RouterDecision:
+    """`decision`, or, when its p is not finite (NaN, ±inf), an escalation with p None and why."""
+    if decision.p is None or math.isfinite(decision.p):
+        return decision
+    return replace(decision, p=None, escalate=True, uncertainty=None, cues=(),
+                   reasons=(f"the router's score p = {decision.p} is not a finite number: escalate "
+                            "(fail safe; check the router checkpoint)",))
 
 
 def router_confidence_source(router: Router) -> str:

@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Any
 
 from imad.errors import InvalidQuestionError
+from imad.text import first_lone_surrogate
 
 MAX_QUESTION_CHARS = 20_000
 """Longest question (plus context) accepted; longer text would overflow small models' contexts."""
@@ -41,8 +42,14 @@ class Question:
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "task_type", TaskType(self.task_type))
+        try:
+            object.__setattr__(self, "task_type", TaskType(self.task_type))
+        except ValueError:
+            raise InvalidQuestionError(f"unknown task type {self.task_type!r}; use one of "
+                                       f"{[t.value for t in TaskType]}") from None
         object.__setattr__(self, "choices", tuple(self.choices))
+        if not isinstance(self.text, str) or not isinstance(self.context, str):
+            raise InvalidQuestionError("the question text and context must be strings")
         if not self.text or not self.text.strip():
             raise InvalidQuestionError("the question text is empty")
         size = len(self.text) + len(self.context)
@@ -58,6 +65,21 @@ class Question:
                 raise InvalidQuestionError(f"at most 26 choices (A–Z), got {len(self.choices)}")
             if any(not str(c).strip() for c in self.choices):
                 raise InvalidQuestionError("a choice is empty")
+        self._refuse_invalid_text()
+
+    def _refuse_invalid_text(self) -> None:
+        """Refuse lone surrogates rather than clean them: they mean the caller decoded its input
+        wrongly (a JSON escape, non-UTF-8 bytes), and a cleaned question would not be the one
+        asked. Left in, they crash the first encoder downstream (HTTP, cache key, spaCy)."""
+        named = [("text", self.text), ("context", self.context)]
+        named += [(f"choice {index + 1}", str(choice)) for index, choice in enumerate(self.choices)]
+        for name, value in named:
+            position = first_lone_surrogate(value)
+            if position is not None:
+                raise InvalidQuestionError(
+                    f"the question's {name} is not valid Unicode text: a lone surrogate "
+                    f"U+{ord(value[position]):04X} at character {position} (was the input decoded "
+                    "from something other than UTF-8?)")
 
     @property
     def option_letters(self) -> tuple[str, ...]:

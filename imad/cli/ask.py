@@ -1,10 +1,20 @@
-"""`imad ask`: answer a question end to end — self-critique, route, debate when unsure."""
+"""`imad ask`: answer a question end to end — self-critique, route, debate when unsure.
+
+A run that produced no answer (every call failed: an unreachable server, a file that is not a
+model, a server that answers HTML) is a failed run: the report is printed as usual, then
+`NoAnswerError` makes it `error: …` with exit status 3.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from imad.cli.common import add_question_arguments, print_json, question_from_args
+from imad.errors import NoAnswerError
+
+if TYPE_CHECKING:
+    from imad.pipeline import PipelineAnswer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,11 +36,30 @@ def run(args: argparse.Namespace) -> int:
     result = pipeline.answer(question_from_args(args))
     if args.json:
         print_json(result.to_dict(include_trace=args.trace))
-        return 0
+    else:
+        print_report(result, args.backend)
+    if result.source == "none" or not result.answer:
+        raise NoAnswerError(no_answer_reason(result))
+    return 0
+
+
+def no_answer_reason(result: PipelineAnswer) -> str:
+    """Why a pipeline gave no answer: the self-critique's failure and the debate's."""
+    critique = result.critique
+    reason = f"no answer was produced: the self-critique call ended with {critique.status}"
+    if critique.error:
+        reason += f" ({critique.error})"
+    if result.error:
+        reason += f"; the debate failed too ({result.error})"
+    return reason
+
+
+def print_report(result: PipelineAnswer, backend: str) -> None:
+    """The human-readable report of one answer."""
     decision = result.decision
     p = "n/a" if decision.p is None else f"{decision.p:.3f}"
     print(f"answer: {result.answer or '(none)'}")
-    print(f"decision: {'escalated to ' + args.backend if result.escalated else 'kept'} "
+    print(f"decision: {'escalated to ' + backend if result.escalated else 'kept'} "
           f"(p = {p}, τ = {decision.tau:.2f})")
     for reason in decision.reasons:
         print(f"  - {reason}")
@@ -41,4 +70,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {result.error}")
     print(f"tokens: {result.prompt_tokens} prompt + {result.completion_tokens} completion "
           f"in {len(result.trace)} LLM calls")
-    return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from imad.cli.common import add_question_arguments, print_json, question_from_args
+from imad.errors import NoAnswerError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,4 +32,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"status: {result.status} ({result.error})")
         print(f"raw response: {result.raw_text}")
-    return 0 if result.ok else 3
+    if not result.ok:  # the output above keeps the raw response; no parsed answer: a failed run
+        raise NoAnswerError(f"the self-critique ended with {result.status}: {result.error}")
+    return 0

@@ -2,6 +2,10 @@
 
 Each sub-command module defines `add_arguments(parser)` and `run(args) -> int`. Modules are
 imported only when their command runs (or for --help), so `imad --version` loads nothing heavy.
+Every command runs under the entry-point rule of `imad.cli.entry`: a typed error prints
+`imad COMMAND: error: …` without a traceback and exits 2 (usage) or 3 (failed run, including a
+run that produced no answer); `--debug` (before or after the command) or `IMAD_DEBUG=1` shows
+the traceback instead.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ import sys
 from collections.abc import Sequence
 
 from imad import __version__
-from imad.errors import ImadError
+from imad.cli.entry import EXIT_STATUS_HELP, EXIT_USAGE, debug_requested, run_entry_point
+
+DEBUG_HELP = "show the traceback of an error instead of one 'error: …' line (also IMAD_DEBUG=1)"
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "critique": ("imad.cli.critique", "one structured self-critique call; prints the parsed answer"),
@@ -33,31 +39,31 @@ def _available_commands() -> dict[str, tuple[str, str]]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="imad", description="Keep a confident LLM answer; escalate the rest to a debate.")
+        prog="imad", description="Keep a confident LLM answer; escalate the rest to a debate.",
+        epilog=EXIT_STATUS_HELP)
     parser.add_argument("--version", action="version", version=f"imad {__version__}")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, summary) in _available_commands().items():
         module = importlib.import_module(module_name)
-        sub = subparsers.add_parser(name, help=summary, description=summary)
+        sub = subparsers.add_parser(name, help=summary, description=summary, epilog=EXIT_STATUS_HELP)
         module.add_arguments(sub)
+        # SUPPRESS: `imad --debug ask …` is not undone by the sub-command's own default
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
         sub.set_defaults(_run=module.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run `imad` with `argv` (default: the process's) and return its exit status."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    debug = debug_requested(arguments)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if args.command is None:
         parser.print_help()
-        return 2
-    try:
-        return int(args._run(args) or 0)
-    except ImadError as error:
-        print(f"imad {args.command}: error: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"imad {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_USAGE
+    return run_entry_point(f"imad {args.command}", lambda: args._run(args), debug=debug)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 `SelfCritique.run(question)` never raises for a bad answer: it returns a `CritiqueResult` whose
 `status` says what happened ("ok", "parse_error", "truncated", "llm_error") and which keeps the
 raw text and token counts, so the pipeline can escalate with the reason recorded and the corpus
-can count failures. Only configuration mistakes raise.
+can count failures. Only configuration mistakes raise, and, before any call, a question whose
+prompt cannot fit the model's context (`InputTooLargeError`, `imad.llm.context`). The raw text
+is kept with any lone surrogate written as its `\\udXXX` escape, so a corpus can always save it.
 
 Confidence source (recorded with the corpus and the checkpoint):
 - "verbal": the model's written confidences, as in the iMAD paper;
@@ -23,8 +25,10 @@ from imad.critique.parser import parse_critique
 from imad.critique.prompts import PROMPT_VERSION, critique_messages
 from imad.critique.schema import DEFAULT_MAX_TEXT_CHARS, CritiqueResponse, response_schema
 from imad.errors import ConfigError, CritiqueParseError, LLMError, TruncatedResponseError
+from imad.llm.context import check_fits
 from imad.llm.types import ChatModel, ChatRequest, ChatResponse, TokenLogprob
 from imad.question import Question
+from imad.text import escape_lone_surrogates
 
 CONFIDENCE_SOURCES = ("verbal", "token_probability")
 STATUSES = ("ok", "parse_error", "truncated", "llm_error")
@@ -116,9 +120,14 @@ class SelfCritique:
                 "logprobs": self.wants_logprobs}
 
     def run(self, question: Question) -> CritiqueResult:
-        """One call; failures come back as a result with a status, never as an exception."""
+        """One call; failures come back as a result with a status, never as an exception.
+
+        Raises InputTooLargeError, without calling the model, when the prompt cannot fit.
+        """
+        request = self.request(question)
+        check_fits(self.model, request)
         try:
-            chat = self.model.chat(self.request(question))
+            chat = self.model.chat(request)
         except TruncatedResponseError as error:
             return self._result(question, error.response, "truncated", str(error))
         except LLMError as error:
@@ -150,9 +159,9 @@ class SelfCritique:
     def _result(self, question: Question, chat: ChatResponse, status: str, error: str | None,
                 parsed: CritiqueResponse | None = None, probabilities: dict[str, float] | None = None,
                 source: str = "verbal") -> CritiqueResult:
-        return CritiqueResult(question, status, parsed, chat.text, error, chat.prompt_tokens,
-                              chat.completion_tokens, chat.finish_reason, chat.latency_s,
-                              chat.model, PROMPT_VERSION, source, probabilities or {})
+        return CritiqueResult(question, status, parsed, escape_lone_surrogates(chat.text), error,
+                              chat.prompt_tokens, chat.completion_tokens, chat.finish_reason,
+                              chat.latency_s, chat.model, PROMPT_VERSION, source, probabilities or {})
 
 
 def answer_token_probabilities(text: str, tokens: tuple[TokenLogprob, ...] | None) -> dict[str, float]:

@@ -3,9 +3,16 @@
 Two answers are "the same" when their canonical forms are equal. The rules:
 - multiple choice → the option letter ("b", "(B)", "B) aspirin", "Option B", or the option's
   own text all give "B"); anything else → "" (no valid option);
-- yes/no/maybe → "yes" | "no" | "maybe" (first of those words found; "" if none);
-- numeric → the number as a plain decimal string without thousands separators or a trailing
-  ".0" ("$1,234.50" → "1234.5"); the last number in the text wins, as in GSM8K's "#### 42";
+- yes/no/maybe → "yes" | "no" | "maybe", the first rule that applies winning (`canonical_yes_no_maybe`):
+  the word after "answer is"/"answer:"; the text's first word when punctuation or the end follows
+  it ("No, because…"); the last such word that ends a clause ("There is no doubt: yes");
+  the only one of the three words in the text ("YES it is"); otherwise "" (ambiguous);
+- numeric → the number as a plain decimal string without thousands separators, exponent or a
+  trailing ".0" ("$1,234.50" → "1234.5", "4.2e1" → "42"); the last number in the text wins, as in
+  GSM8K's "#### 42". Numbers joined to another number by ":" or "/" (times, ratios, dates:
+  "12:30", "3/4") are not single numbers and are skipped; a number with more than
+  `MAX_NUMBER_DIGITS` digits or an exponent beyond ±`MAX_NUMBER_EXPONENT` is no valid answer
+  (""), so a hostile "1e999999999" cannot make a gigabyte string;
 - short answer → lower-case, articles and punctuation removed, whitespace collapsed.
 """
 
@@ -24,7 +31,15 @@ _LETTER_PATTERNS = (
     re.compile(r"^\s*\(?([A-Za-z])[\).:\]]\s"),  # "B) aspirin", "b. text", "C: text"
     re.compile(r"\b(?:option|answer|choice)\s*(?:is\s*)?:?\s*\(?([A-Za-z])\)?(?![A-Za-z])", re.I),
 )
-_NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?|[-−]?\.\d+")
+_NUMBER = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
+MAX_NUMBER_DIGITS = 100
+MAX_NUMBER_EXPONENT = 100
+_WORD = r"\b(yes|no|maybe)\b"
+_YES_NO_RULES = (
+    re.compile(r"\banswer\s*(?:is|:|=|-)\s*(?:[*_\"']\s*)*" + _WORD),  # "the answer is no"
+    re.compile(r"^\W*" + _WORD + r"\s*(?:[.,;:!?)\]]|$)"),  # "No, because …"
+    re.compile(_WORD + r"(?=\s*(?:[.,;:!?)\]*\"']|$))"),  # "There is no doubt: yes"
+)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 
@@ -45,23 +60,43 @@ def canonical_choice(text: str, choices: Sequence[str]) -> str:
 
 
 def canonical_yes_no_maybe(text: str) -> str:
-    """The first of yes/no/maybe in `text`, or ""."""
-    match = re.search(r"\b(yes|no|maybe)\b", text.lower())
-    return match.group(1) if match else ""
+    """yes, no or maybe as `text` answers it (rules in the module docstring), or ""."""
+    lowered = text.lower()
+    for rule in _YES_NO_RULES:
+        found = rule.findall(lowered)
+        if found:
+            return found[-1]
+    words = set(re.findall(_WORD, lowered))
+    return words.pop() if len(words) == 1 else ""
+
+
+def _joined_to_number(text: str, start: int, end: int) -> bool:
+    """True when the number at text[start:end] is part of "12:30", "3/4" or "1:2:3"."""
+    before = start >= 2 and text[start - 1] in ":/" and text[start - 2].isdigit()
+    after = end + 1 < len(text) and text[end] in ":/" and text[end + 1].isdigit()
+    return before or after
 
 
 def canonical_number(text: str) -> str:
-    """The last number in `text` as a plain decimal string, or ""."""
-    found = _NUMBER.findall(text.replace("−", "-"))
+    """The last single number in `text` as a plain decimal string, or "" (rules above)."""
+    text = text.replace("−", "-")
+    found = [m for m in _NUMBER.finditer(text) if not _joined_to_number(text, m.start(), m.end())]
     if not found:
         return ""
-    raw = found[-1].replace(",", "").replace("−", "-")
+    raw = found[-1].group().replace(",", "")
+    mantissa, _, exponent = raw.lower().partition("e")
+    exponent_digits = exponent.lstrip("+-")
+    if (sum(c.isdigit() for c in mantissa) > MAX_NUMBER_DIGITS
+            or (exponent and (len(exponent_digits) > 3 or int(exponent_digits) > MAX_NUMBER_EXPONENT))):
+        return ""
     try:
         value = Decimal(raw)
     except InvalidOperation:
         return ""
+    if value == 0:
+        return "0"
     if value == value.to_integral_value():
-        return str(value.to_integral_value())
+        return format(value.to_integral_value(), "f")
     return format(value.normalize(), "f")
 
 

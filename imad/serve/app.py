@@ -10,8 +10,14 @@ Endpoints:
 
 Every error has OpenAI's shape `{"error": {"message", "type", "param", "code"}}`: 400 malformed
 body, invalid field or empty question; 401 missing or wrong key; 404 unknown model or path; 413
-body or question too large; 429 all slots busy (with Retry-After); 502 the upstream model
-server failed or gave nothing usable; 504 upstream or pipeline timeout; 500 a bug (logged).
+body, question or prompt (counted in the model's tokens) too large; 429 all slots busy (with
+Retry-After); 502 the upstream model server failed or gave nothing usable; 504 upstream or
+pipeline timeout; 500 a bug (logged). Responses, headers and SSE events are strict JSON: a
+non-finite number is written as null, never as NaN or Infinity.
+
+A client that disconnects — while sending its body or while its pipeline runs — is logged as one
+`client_disconnected` line (status 499, no traceback), and its pipeline is cancelled at its next
+LLM call so its slot frees (`imad.serve.runner`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from imad import __version__
 from imad.errors import ServeError
@@ -43,11 +50,19 @@ from imad.serve.models import (
     parse_chat_request,
 )
 from imad.serve.questions import question_from_request
-from imad.serve.runner import PipelineRunner
+from imad.serve.runner import ClientDisconnected, PipelineRunner
 from imad.serve.settings import ServeSettings
 from imad.serve.streaming import sse_events
 
 FINGERPRINT = f"imad-{__version__}"
+CLIENT_CLOSED_REQUEST = 499
+"""The status logged for a client that went away (nginx's convention); nobody receives it."""
+
+
+async def wait_for_disconnect(request: Request) -> None:
+    """Return once the client of `request` has disconnected (its body must be read already)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def error_response(error: ServeError, request_id: str | None = None) -> JSONResponse:
@@ -131,7 +146,13 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
             fields["question_chars"] = len(question.text) + len(question.context)
             if settings.log_prompts:
                 fields["question"] = question.text
-            answer = await runner.answer(question, choice)
+            answer = await runner.answer(question, choice, request_id=completion_id,
+                                         disconnected=lambda: wait_for_disconnect(request))
+        except (ClientDisconnect, ClientDisconnected) as error:
+            stage = "sending its request" if isinstance(error, ClientDisconnect) else "waiting for its answer"
+            log_event("client_disconnected", level=logging.WARNING, status=CLIENT_CLOSED_REQUEST,
+                      stage=stage, latency_ms=elapsed_ms(), **fields)
+            return Response(status_code=CLIENT_CLOSED_REQUEST)
         except ServeError as error:
             log_event("chat_completion", level=logging.WARNING if error.status < 500 else logging.ERROR,
                       status=error.status, code=error.code, error=error.message,

@@ -13,6 +13,8 @@ import sys
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
+from imad.serve.strict import strict_json
+
 LOGGER_NAME = "imad.serve"
 
 
@@ -27,7 +29,10 @@ class JsonLinesFormatter(logging.Formatter):
         data.update(getattr(record, "fields", {}))
         if record.exc_info:
             data["exception"] = self.formatException(record.exc_info)
-        return json.dumps(data, ensure_ascii=False, default=str)
+        try:
+            return json.dumps(data, ensure_ascii=False, default=str, allow_nan=False)
+        except ValueError:  # a non-finite number: a log shipper needs strict JSON, write null
+            return strict_json(json.loads(json.dumps(data, ensure_ascii=False, default=str)))
 
 
 def configure_logging(level: str = "info", stream: TextIO | None = None) -> None:

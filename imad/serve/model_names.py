@@ -2,8 +2,12 @@
 
 `imad` is the server's default back-end and threshold; `imad-acemad` and `imad-svrmad` choose the
 debate back-end; a trailing number sets τ for that request, e.g. `imad-svrmad-0.7` (escalate when
-p < 0.7), `imad-acemad-0` (never escalate) or `imad-acemad-1` (always escalate). Clients that can
-only name a model (every OpenAI SDK) can thus steer the router without extra fields.
+p < 0.7), `imad-acemad-0` (keep every scored answer) or `imad-acemad-1` (always escalate). Clients
+that can only name a model (every OpenAI SDK) can thus steer the router without extra fields.
+
+τ = 0 turns off the router's score threshold, not the fail-safe rule (SPEC §13): a self-critique
+that could not be parsed, was truncated or failed has no answer to keep, and a non-finite score
+is no score, so those still escalate to the debate, whatever τ is.
 """
 
 from __future__ import annotations

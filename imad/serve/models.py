@@ -5,17 +5,24 @@ Requests are read leniently: fields of the OpenAI API that the router does not u
 trained on the self-critique call's own fixed decoding; only `n > 1` is refused, since the
 pipeline gives one answer. Responses are standard chat completions plus one documented extra
 field, `imad`, holding the routing decision (`ImadInfo`).
+
+The body must be strict JSON: `NaN`/`Infinity` literals, integers of more than 4,300 digits and
+nesting deeper than Python's recursion limit are a 400 (`invalid_json`), and booleans and
+integers are not coerced (`"stream": "yes"` or `"n": "1"` is a 400, not true or 1). Responses
+are strict JSON too: a non-finite score is written as null (`strict_json`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from imad.errors import ServeError
 from imad.question import TaskType
+from imad.serve.strict import strict_json
 
 if TYPE_CHECKING:
     from imad.pipeline import PipelineAnswer
@@ -36,7 +43,7 @@ class ChatMessage(BaseModel):
 class StreamOptions(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    include_usage: bool = False
+    include_usage: StrictBool = False
 
 
 class ImadOptions(BaseModel):
@@ -59,17 +66,24 @@ class ChatCompletionRequest(BaseModel):
 
     model: str
     messages: list[ChatMessage] = Field(min_length=1)
-    stream: bool = False
+    stream: StrictBool = False
     stream_options: StreamOptions | None = None
-    n: int | None = None
+    n: StrictInt | None = None
     imad: ImadOptions | None = None
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number (strict JSON has no NaN or Infinity)")
 
 
 def parse_chat_request(body: bytes) -> ChatCompletionRequest:
     """The request in `body`, or ServeError 400 saying which field is wrong and why."""
     try:
-        payload = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        payload = json.loads(body, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ServeError(400, "the request body is not valid JSON: it is nested too deeply",
+                         code="invalid_json") from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, a 5,000-digit integer, NaN
         raise ServeError(400, f"the request body is not valid JSON: {error}", code="invalid_json") from None
     if not isinstance(payload, dict):
         raise ServeError(400, f"the request body must be a JSON object, got {type(payload).__name__}",
@@ -121,6 +135,12 @@ class ImadInfo(BaseModel):
     llm_calls: int
     error: str | None
     upstream_model: str
+
+    @field_validator("p", mode="before")
+    @classmethod
+    def _finite_or_null(cls, value: Any) -> Any:
+        """Strict JSON has no NaN: a non-finite score is reported as null (and was escalated)."""
+        return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 class AssistantMessage(BaseModel):
@@ -204,8 +224,9 @@ def decision_header(info: ImadInfo) -> str:
     """The compact, ASCII-only JSON of the `X-Imad-Decision` header (τ and ≥ are escaped)."""
     decision = {"p": info.p, "tau": info.tau, "escalated": info.escalated, "backend": info.backend,
                 "source": info.source, "reasons": info.reasons}
-    text = json.dumps(decision, separators=(",", ":"), ensure_ascii=True)
+    text = strict_json(decision, ensure_ascii=True)
     if len(text) > MAX_HEADER_CHARS:  # a long parse error: keep the gist, the body has it all
         decision["reasons"] = [info.reasons[0][:200]] if info.reasons else []
-        text = json.dumps(decision, separators=(",", ":"), ensure_ascii=True)
+        text = strict_json(decision, ensure_ascii=True)
     return text
+

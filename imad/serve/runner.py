@@ -2,28 +2,38 @@
 
 A request takes a concurrency slot (429 when none is free), its pipeline runs in a worker thread
 of a pool sized to the limit, and the request waits at most `request_timeout_s` (504 after).
-Python cannot stop a thread, so a timed-out pipeline runs on and keeps its slot until it ends:
-the limit bounds the work actually running, not just the requests still waiting for it. A
-pipeline that produced no answer is reported with the upstream failure behind it (502/504).
+Python cannot stop a thread, so each pipeline calls its model through a `CancellableChat`: when
+the request times out or its client disconnects, the pipeline is cancelled and stops at its next
+LLM call boundary, then frees its slot (the call already running finishes first). The slot is
+given back only when the work has really ended, so the limit bounds the work actually running.
+A pipeline that produced no answer is reported with the upstream failure behind it (502/504);
+a question whose prompt cannot fit the model's context is a 413.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from imad.errors import ServeError
+from imad.errors import InputTooLargeError, RequestCancelledError, ServeError
+from imad.llm.cancel import CancellableChat
 from imad.pipeline import Pipeline, PipelineAnswer
 from imad.question import Question
 from imad.serve.factory import PipelineFactory
 from imad.serve.limits import ConcurrencyLimiter
+from imad.serve.logs import log_event
 from imad.serve.model_names import ModelChoice
 from imad.serve.settings import ServeSettings
 from imad.serve.upstream import UpstreamWatch, upstream_failure
 
 
+class ClientDisconnected(Exception):
+    """The client went away before its answer was ready (its pipeline has been cancelled)."""
+
+
 class PipelineRunner:
-    """Answers questions for the server: slot, worker thread, timeout, failure mapping."""
+    """Answers questions for the server: slot, worker thread, timeout, cancellation, failure mapping."""
 
     def __init__(self, factory: PipelineFactory, settings: ServeSettings) -> None:
         self.factory = factory
@@ -36,35 +46,67 @@ class PipelineRunner:
     def in_flight(self) -> int:
         return self.limiter.in_use
 
-    async def answer(self, question: Question, choice: ModelChoice) -> PipelineAnswer:
-        """The pipeline's answer, or ServeError 429 (full), 504 (too slow), 502 (no answer)."""
+    async def answer(self, question: Question, choice: ModelChoice, *,
+                     disconnected: Callable[[], Awaitable[None]] | None = None,
+                     request_id: str = "") -> PipelineAnswer:
+        """The pipeline's answer, or ServeError 429 (full), 413 (prompt too large), 504 (too
+        slow), 502 (no answer); ClientDisconnected when `disconnected()` returns first."""
         self.limiter.acquire()
-        watch = UpstreamWatch(self.factory.model)
+        model = CancellableChat(self.factory.model)
+        watch = UpstreamWatch(model)
         try:
             pipeline = self.factory.build(choice, watch)
-            future = self._executor.submit(self._work, pipeline, question)
+            future = self._executor.submit(self._work, pipeline, question, request_id)
         except BaseException:
             self.limiter.release()
             raise
+        work = asyncio.wrap_future(future)
+        work.add_done_callback(_retrieve)
+        waiting = {work}
+        gone = asyncio.ensure_future(disconnected()) if disconnected is not None else None
+        if gone is not None:
+            waiting.add(gone)
         try:
-            answer = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), self.timeout_s)
-        except asyncio.TimeoutError:
+            done, _ = await asyncio.wait(waiting, timeout=self.timeout_s,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if gone is not None:
+                gone.cancel()
+        if work not in done:
+            if gone is not None and gone in done:
+                model.cancel("the client disconnected")
+                raise ClientDisconnected
+            model.cancel(f"the request timed out after {self.timeout_s:g} s")
             raise ServeError(504, f"the pipeline did not finish within {self.timeout_s:g} s "
-                                  "(--request-timeout)", type="timeout_error",
-                             code="request_timeout") from None
+                                  "(--request-timeout)", type="timeout_error", code="request_timeout")
+        try:
+            answer = work.result()
+        except InputTooLargeError as error:
+            raise ServeError(413, str(error), code="context_length_exceeded", param="messages") from None
         if answer.source == "none":
             raise upstream_failure(watch.errors) or ServeError(
                 502, f"the model gave no usable answer: {answer.error}", type="upstream_error",
                 code="no_usable_answer")
         return answer
 
-    def _work(self, pipeline: Pipeline, question: Question) -> PipelineAnswer:
+    def _work(self, pipeline: Pipeline, question: Question, request_id: str) -> PipelineAnswer:
+        cancelled: RequestCancelledError | None = None
         try:
             return pipeline.answer(question)
+        except RequestCancelledError as error:
+            cancelled = error
+            raise
         finally:
             self.limiter.release()
+            if cancelled is not None:
+                log_event("pipeline_cancelled", request_id=request_id, reason=str(cancelled))
 
     def close(self) -> None:
         """Stop taking work; pipelines already running finish in their threads."""
         self._executor.shutdown(wait=False, cancel_futures=True)
 
+
+def _retrieve(future: asyncio.Future) -> None:
+    """Read the outcome of a pipeline nobody waits for any more, so asyncio logs no warning."""
+    if not future.cancelled():
+        future.exception()

@@ -6,6 +6,7 @@ flag, so a misconfigured server fails before it binds a port rather than on the 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from imad.errors import ConfigError
@@ -15,15 +16,16 @@ from imad.serve.model_names import SERVE_BACKENDS
 
 @dataclass(frozen=True)
 class ServeSettings:
-    """How `imad serve` answers requests.
+    """How `imad serve` answers requests. Every number must be finite (NaN and inf are refused).
 
     api_key: when set, every /v1 request needs `Authorization: Bearer <api_key>`.
     max_request_bytes: largest request body read; larger bodies get 413 before parsing.
     max_question_chars: longest question (+ `imad.context`) accepted; longer ones get 413.
     max_concurrency: pipelines running at once; a request beyond that gets 429 at once, with
         `Retry-After: retry_after_s`, rather than waiting in a queue that hides the overload.
-    request_timeout_s: a pipeline still running after this gets 504 (its slot stays taken until
-        it really ends, so timed-out work cannot pile up beyond `max_concurrency`).
+    request_timeout_s: a pipeline still running after this gets 504 and is cancelled at its next
+        LLM call (its slot stays taken until then, so timed-out work cannot pile up beyond
+        `max_concurrency`).
     default_backend / default_tau: what the model name `imad` means; `default_tau=None` keeps
         the router checkpoint's τ.
     log_prompts: put the question text into the JSON log lines (off: logs carry sizes only).
@@ -52,14 +54,16 @@ class ServeSettings:
                               f"must be in [1, {MAX_QUESTION_CHARS}], got {self.max_question_chars}")
         if self.max_concurrency < 1:
             raise ConfigError("--max-concurrency", f"must be >= 1, got {self.max_concurrency}")
-        if self.request_timeout_s <= 0:
-            raise ConfigError("--request-timeout", f"must be > 0 seconds, got {self.request_timeout_s}")
+        if not math.isfinite(self.request_timeout_s) or self.request_timeout_s <= 0:
+            raise ConfigError("--request-timeout",
+                              f"must be a finite number of seconds > 0, got {self.request_timeout_s}")
         if self.retry_after_s < 1:
             raise ConfigError("--retry-after", f"must be >= 1 second, got {self.retry_after_s}")
         if self.default_backend not in SERVE_BACKENDS:
             raise ConfigError("--backend", f"must be one of {', '.join(SERVE_BACKENDS)}, "
                                            f"got {self.default_backend!r}")
-        if self.default_tau is not None and not 0.0 <= self.default_tau <= 1.0:
+        if self.default_tau is not None and not 0.0 <= self.default_tau <= 1.0:  # NaN fails too
             raise ConfigError("--tau", f"must be in [0, 1], got {self.default_tau}")
-        if self.shutdown_timeout_s < 0:
-            raise ConfigError("--shutdown-timeout", f"must be >= 0 seconds, got {self.shutdown_timeout_s}")
+        if not math.isfinite(self.shutdown_timeout_s) or self.shutdown_timeout_s < 0:
+            raise ConfigError("--shutdown-timeout",
+                              f"must be a finite number of seconds >= 0, got {self.shutdown_timeout_s}")

@@ -9,11 +9,11 @@ role chunk, the content in pieces of `CHUNK_CHARS`, a final chunk with `finish_r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from imad.serve.models import ChatCompletion, ChatCompletionChunk, ChunkChoice, Delta
+from imad.serve.strict import strict_json
 
 CHUNK_CHARS = 32
 
@@ -38,7 +38,7 @@ def _event(chunk: ChatCompletionChunk) -> str:
     data: dict[str, Any] = chunk.model_dump(exclude_none=True)
     if chunk.imad is not None:  # keep the decision's nulls (p, error), as in a plain completion
         data["imad"] = chunk.imad.model_dump()
-    return f"data: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+    return f"data: {strict_json(data)}\n\n"
 
 
 def sse_events(completion: ChatCompletion, *, include_usage: bool) -> Iterator[str]:

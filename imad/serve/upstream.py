@@ -20,6 +20,7 @@ from imad.errors import (
     ServeError,
     TruncatedResponseError,
 )
+from imad.llm.context import check_fits
 from imad.llm.types import ChatModel, ChatRequest, ChatResponse
 
 
@@ -48,6 +49,9 @@ class UpstreamWatch:
         if isinstance(error, LLMError) and not isinstance(error, TruncatedResponseError):
             with self._lock:
                 self._errors.append(error)
+
+    def check_fits(self, request: ChatRequest) -> None:
+        check_fits(self.inner, request)
 
     def chat(self, request: ChatRequest) -> ChatResponse:
         try:

@@ -16,12 +16,12 @@ def router_dir(tmp_path):
 
 
 def test_missing_router_is_a_clear_error(tmp_path, capsys):
-    assert main(["ask", "Why?", "--router", str(tmp_path / "nowhere")]) == 1
+    assert main(["ask", "Why?", "--router", str(tmp_path / "nowhere")]) == 3
     assert "no router checkpoint directory" in capsys.readouterr().err
 
 
 def test_bad_backend_is_a_clear_error(router_dir, capsys):
-    assert main(["ask", "Why?", "--router", str(router_dir), "--backend", "shouting"]) == 1
+    assert main(["ask", "Why?", "--router", str(router_dir), "--backend", "shouting"]) == 2
     assert "unknown debate back-end 'shouting'" in capsys.readouterr().err
 
 

@@ -165,7 +165,7 @@ def test_bad_inputs(arguments, message, trained, tmp_path, capsys):
     replaced = [str(names.get(a, a)) for a in arguments]
     if "--router" not in replaced:
         replaced = ["--router", str(trained), *replaced]
-    assert calibrate(*replaced, "--no-feature-cache") == 1
+    assert calibrate(*replaced, "--no-feature-cache") in (2, 3)  # usage or failed run
     assert "imad calibrate: error: " in (err := capsys.readouterr().err) and message in err
 
 

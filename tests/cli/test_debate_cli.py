@@ -49,9 +49,9 @@ def test_text_output(scripted, capsys):
 
 
 def test_bad_override_is_a_clean_error(scripted, capsys):
-    assert main(["debate", *QUESTION, "--backend", "svrmad", "--set", "accept_threshold=2"]) == 1
+    assert main(["debate", *QUESTION, "--backend", "svrmad", "--set", "accept_threshold=2"]) == 2
     assert "SVRMADConfig.accept_threshold" in capsys.readouterr().err
-    assert main(["debate", *QUESTION, "--set", "nonsense"]) == 1
+    assert main(["debate", *QUESTION, "--set", "nonsense"]) == 2
 
 
 def test_parse_overrides():

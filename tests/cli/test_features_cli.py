@@ -61,9 +61,9 @@ def test_the_output_of_imad_critique_json_is_accepted(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["r_tokens"] == 17
 
 
-def test_missing_file_exits_1_with_a_message(tmp_path, capsys):
+def test_missing_file_exits_2_with_a_message(tmp_path, capsys):
     missing = tmp_path / "nope.json"
-    assert main(["features", QUESTION, "--response", str(missing)]) == 1
+    assert main(["features", QUESTION, "--response", str(missing)]) == 2
     err = capsys.readouterr().err
     assert "imad features: error: --response: no such file:" in err and "nope.json" in err
 
@@ -75,10 +75,10 @@ def test_missing_file_exits_1_with_a_message(tmp_path, capsys):
     (json.dumps({**RESPONSE, "confidence_initial": 80}),
      "confidence_initial must be a number in [0, 1], got 80.0"),
 ])
-def test_bad_response_file_exits_1_with_a_message(tmp_path, capsys, content, message):
+def test_bad_response_file_exits_3_with_a_message(tmp_path, capsys, content, message):
     path = tmp_path / "response.json"
     path.write_text(content, encoding="utf-8")
-    assert main(["features", QUESTION, "--response", str(path)]) == 1
+    assert main(["features", QUESTION, "--response", str(path)]) == 3
     err = capsys.readouterr().err
     assert err.startswith("imad features: error:")
     assert message in err, err

@@ -38,12 +38,12 @@ def test_no_command_prints_help(capsys):
 
 
 def test_empty_question_is_a_clear_error(capsys):
-    assert main(["critique", "  "]) == 1
+    assert main(["critique", "  "]) == 2
     assert "question text is empty" in capsys.readouterr().err
 
 
 def test_bad_llm_spec_is_a_clear_error(capsys):
-    assert main(["critique", "Why?", "--llm", "banana"]) == 1
+    assert main(["critique", "Why?", "--llm", "banana"]) == 2
     assert "unknown back-end 'banana'" in capsys.readouterr().err
 
 

@@ -44,14 +44,19 @@ def test_help_lists_the_flags(capsys):
     (["--tau", "2"], "--tau: must be in [0, 1]"),
     (["--port", "70000"], "--port: must be in [0, 65535]"),
     (["--api-key-env", "IMAD_TEST_SURELY_UNSET"], "IMAD_TEST_SURELY_UNSET is unset or empty"),
+    (["--request-timeout", "nan"], "--request-timeout: must be a finite number of seconds > 0"),
+    (["--request-timeout", "inf"], "--request-timeout: must be a finite number of seconds > 0"),
+    (["--request-timeout", "-1"], "--request-timeout: must be a finite number of seconds > 0"),
+    (["--shutdown-timeout", "nan"], "--shutdown-timeout: must be a finite number of seconds >= 0"),
+    (["--tau", "nan"], "--tau: must be in [0, 1]"),
 ])
 def test_bad_flags_fail_before_serving(router_dir, capsys, flags, message):
-    assert main(["serve", "--router", str(router_dir), *flags]) == 1
+    assert main(["serve", "--router", str(router_dir), *flags]) == 2
     assert message in capsys.readouterr().err
 
 
 def test_missing_router_is_a_clear_error(tmp_path, capsys):
-    assert main(["serve", "--router", str(tmp_path / "nowhere")]) == 1
+    assert main(["serve", "--router", str(tmp_path / "nowhere")]) == 3
     assert "no router checkpoint directory" in capsys.readouterr().err
 
 
