@@ -9,6 +9,8 @@ add a mapped package to the ones `packages.find` discovers.
 from setuptools import find_packages, setup
 
 setup(
-    packages=[*find_packages(include=["imad*", "features*", "training*"]), "imad._checkpoints"],
+    # The data-only folders are packages too (setuptools warns about folders it would skip).
+    packages=[*find_packages(include=["imad*", "features*", "training*"]), "features.lexicons",
+              "imad._checkpoints"],
     package_dir={"imad._checkpoints": "checkpoints"},
 )

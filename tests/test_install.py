@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -73,3 +74,22 @@ def test_installed_wheel_scores_like_the_source_tree(wheel, tmp_path):
     for name in installed["names"]:
         p = imad.Router.load(name).decide(record["question"]["text"], response).p
         assert installed[name] == p.hex()
+
+
+@pytest.mark.slow
+def test_the_sdist_carries_the_routers_and_builds_a_wheel_with_them(tmp_path):
+    subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
+                    "build_meta.build_sdist(sys.argv[1])", str(tmp_path)], check=True, cwd=ROOT,
+                   capture_output=True)
+    (sdist,) = tmp_path.glob("imad-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = set(archive.getnames())
+        archive.extractall(tmp_path / "src", filter="data")
+    top = sdist.name.removesuffix(".tar.gz")
+    for router in imad.available_routers():
+        assert f"{top}/checkpoints/{router}/model.safetensors" in names
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "--quiet", "-w", str(tmp_path / "wheel"), str(tmp_path / "src" / top)], check=True)
+    (wheel,) = (tmp_path / "wheel").glob("imad-*.whl")
+    assert {f"imad/_checkpoints/{r}/config.json" for r in imad.available_routers()} <= set(
+        zipfile.ZipFile(wheel).namelist())
