@@ -101,6 +101,7 @@ CONFIG_CASES = [
     ("model", [], "model: section missing or not a JSON object"),
     ("model.depth", 4, "does not fit the configured network"),
     ("model.width", 64, "has shape (32, 41), the network in config.json expects (64, 41)"),
+    ("model.width", 4096, "expects (4096, 41)"),  # checked on the meta device: nothing allocated
     # the feature section and the rest
     ("features.names", "conf_initial", "features.names: must be a list of feature names"),
     ("features.names.0", 17, "features.names: must be a list of feature names"),
