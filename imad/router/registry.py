@@ -40,11 +40,13 @@ def available_routers() -> list[str]:
 def resolve_checkpoint(name_or_path: str | Path | None = None) -> Path:
     """The checkpoint directory meant by a shipped name, a path, or None (the default router).
 
-    A string without a path separator that names no existing directory must be a shipped name;
-    anything else is taken as a path, and `read_checkpoint` reports what is wrong with it.
+    A bare name (no path separator) that names no directory in the working directory must be a
+    shipped name; anything else is a path, and `read_checkpoint` reports what is wrong with it.
     """
     if name_or_path is None:
         name_or_path = DEFAULT_ROUTER
+    if isinstance(name_or_path, Path) and len(name_or_path.parts) == 1:
+        name_or_path = str(name_or_path)  # `Path("imad-router-v1.1")` from a flag means the name
     if isinstance(name_or_path, str) and _looks_like_name(name_or_path):
         if Path(name_or_path).is_dir():  # a folder of that name in the working directory
             return Path(name_or_path)

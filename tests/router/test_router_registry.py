@@ -16,6 +16,12 @@ def test_shipped_names_resolve_inside_the_shelf():
     assert resolve_checkpoint(None) == DEFAULT_CHECKPOINT == shipped_directory() / DEFAULT_ROUTER
 
 
+def test_a_bare_path_object_is_a_name_too():
+    from pathlib import Path
+
+    assert resolve_checkpoint(Path("imad-router-v1.1")) == shipped_directory() / "imad-router-v1.1"
+
+
 def test_unknown_name_lists_the_shipped_ones():
     with pytest.raises(CheckpointError, match=r"no shipped router named 'imad-router-v9'; shipped "
                                               r"routers: imad-router-v1, imad-router-v1.1"):
