@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from imad.cli.calibrate import add_arguments, report
-from imad.cli.entry import run_entry_point
+from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.router import Router
 from imad.router.threshold import CalibrationResult, ValidationSet, calibrate_router
 from training.corpus_store import read_records
@@ -52,8 +52,10 @@ def calibrate(args: argparse.Namespace) -> CalibrationResult:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m training.calibrate", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m training.calibrate", description=__doc__.split("\n")[0],
+                                     epilog=EXIT_STATUS_HELP)
     add_arguments(parser, corpus_required=False)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     parser.add_argument("--feature-cache", default="runs/feature-cache",
                         help="feature-matrix cache directory (default: %(default)s)")
     parser.add_argument("--no-feature-cache", dest="feature_cache", action="store_const",
@@ -68,4 +70,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_entry_point("python -m training.calibrate", lambda: main(sys.argv[1:])))
+    sys.exit(run_entry_point("python -m training.calibrate", lambda: main(sys.argv[1:]),
+                             debug=debug_requested()))

@@ -181,3 +181,14 @@ def test_exactly_one_target(capsys):
     with pytest.raises(SystemExit) as exit_info:
         calibrate("--target-trigger-rate", "0.2", "--token-budget", "1000")
     assert exit_info.value.code == 2 and "not allowed with" in capsys.readouterr().err
+
+
+def test_training_calibrate_entry_point_prints_a_typed_error_without_traceback():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "training.calibrate", "--router", "imad-router-v9",
+                             "--target-trigger-rate", "0.2"], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    assert "python -m training.calibrate: error: no shipped router named 'imad-router-v9'" in result.stderr
