@@ -7,9 +7,19 @@ network client.
 from __future__ import annotations
 
 import importlib
+from importlib import metadata
 from typing import Any
 
-__version__ = "0.1.0"
+
+def _installed_version() -> str:
+    """The version of the installed `imad` distribution (pyproject.toml is the one source)."""
+    try:
+        return metadata.version("imad")
+    except metadata.PackageNotFoundError:  # a bare checkout on sys.path, never installed
+        return "0+unknown"
+
+
+__version__ = _installed_version()
 
 _EXPORTS = {
     "Question": "imad.question",
@@ -24,8 +34,10 @@ _EXPORTS = {
     "CachedChat": "imad.llm.cache",
     "chat_model_from_spec": "imad.llm.spec",
     "Router": "imad.router",
+    "RouterConfig": "imad.router",
     "RouterDecision": "imad.router",
     "TriggerBudget": "imad.router.budget",
+    "available_routers": "imad.router",
     "Pipeline": "imad.pipeline",
     "PipelineAnswer": "imad.pipeline",
     "create_backend": "imad.debate",

@@ -183,5 +183,4 @@ def fail_safe(decision: RouterDecision) -> RouterDecision:
 
 def router_confidence_source(router: Router) -> str:
     """The confidence source the router was trained with (recorded in its checkpoint)."""
-    sources = router.metadata.get("data", {}).get("confidence_sources") or ["verbal"]
-    return sources[0] if sources[0] in ("verbal", "token_probability") else "verbal"
+    return router.confidence_source

@@ -25,3 +25,15 @@ def test_import_loads_no_heavy_module():
     code = f"import imad, sys; print(sorted(m for m in {heavy} if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "[]"
+
+
+def test_version_comes_from_the_distribution_metadata():
+    from importlib import metadata
+
+    assert imad.__version__ == metadata.version("imad")
+
+
+def test_available_routers_lists_the_shipped_checkpoints():
+    assert imad.available_routers() == ["imad-router-v1", "imad-router-v1.1"]
+    assert imad.Router.load().name == "imad-router-v1"
+    assert imad.Router.load("imad-router-v1.1").tau < imad.Router.load("imad-router-v1").tau

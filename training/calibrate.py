@@ -1,215 +1,74 @@
-"""Choose the router's threshold τ and write it into a new checkpoint version (SPEC §7, §10).
+"""`python -m training.calibrate`: choose τ on the router's own validation split (SPEC §7, §10).
 
-Used by `imad calibrate`. Two ways to say what τ should achieve:
-- a target trigger rate R: the share of questions escalated to a debate;
-- a token budget B (expected tokens per question): with S tokens per self-critique call and D
-  extra tokens per debate, a question costs S + r·D on average, so R = (B − S) / D.
+    python -m training.calibrate --router checkpoints/imad-router-v1 --target-trigger-rate 0.2
 
-The rate is measured on a validation corpus: by default the router's own validation split
-(rebuilt from the checkpoint, see `training.evaluation.training_rows`), or the corpus files
-given. Unparsed answers always escalate, so they count as triggered and use up part of R.
-τ escalates the largest share of questions that does not exceed R: with the scores sorted,
-p_(1) ≤ … ≤ p_(n), escalating the k lowest (p < τ) means p_(k) < τ ≤ p_(k+1), and τ is the
-midpoint of that gap (ties can make a rate unreachable; then the next lower one is taken).
-The result is saved as a new checkpoint (`imad-router-v1` → `imad-router-v1.1`, or `--out`)
-whose config.json records τ, the method in words, and every number it was chosen from.
+The same command as `imad calibrate` (same flags, same search: `imad.router.threshold`), with
+one more source of validation answers: without `--corpus` it rebuilds the router's validation
+split from the training corpus recorded in its checkpoint (`training.evaluation.training_rows`),
+which needs the training code. With `--corpus` it reads the files through the corpus loader and
+its feature cache.
 """
 
 from __future__ import annotations
 
-import math
-import re
+import argparse
+import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from imad.errors import ConfigError, DatasetError
-from imad.router import DEFAULT_CHECKPOINT, Router
+from imad.cli.calibrate import add_arguments, report
+from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
+from imad.router import Router
+from imad.router.threshold import CalibrationResult, ValidationSet, calibrate_router
 from training.corpus_store import read_records
 from training.datamodule import corpus_files, load_corpus
-from training.evaluation.training_rows import router_training_rows
-
-TAU_MARGIN = 1e-6
-"""τ is kept within [TAU_MARGIN, 1 − TAU_MARGIN]: a checkpoint's τ must lie in (0, 1)."""
+from training.evaluation.training_rows import recorded_corpus, router_training_rows
 
 
-@dataclass(frozen=True)
-class ThresholdChoice:
-    """τ and what it does on the validation corpus."""
-
-    tau: float
-    target_rate: float
-    achieved_rate: float
-    """Share of all validation questions escalated at τ (unparsed ones included)."""
-    escalated: int
-    questions: int
-    unparsed: int
-    kept_accuracy: float | None
-    """Accuracy of the validation answers kept at τ (None when none is kept)."""
-
-
-def tau_for_trigger_rate(p: np.ndarray, labels: np.ndarray, rate: float,
-                         unparsed: int = 0) -> ThresholdChoice:
-    """The τ that escalates the largest share ≤ `rate` of the questions (module docstring)."""
-    check_rate(rate)
-    scores = np.sort(np.asarray(p, dtype=np.float64).reshape(-1))
-    questions = scores.size + unparsed
-    if scores.size == 0:
-        raise DatasetError("the validation corpus has no parsed answers to choose τ on")
-    allowed = math.floor(rate * questions + 1e-9) - unparsed
-    if allowed < 0:
-        raise DatasetError(f"{unparsed} of {questions} validation answers are unparsed and always "
-                           f"escalate ({unparsed / questions:.1%}), more than the target rate "
-                           f"{rate:.1%}")
-    k = min(allowed, scores.size)
-    while 0 < k < scores.size and scores[k - 1] == scores[k]:
-        k -= 1  # ties: τ cannot split equal scores, take the next lower reachable count
-    lower = scores[k - 1] if k > 0 else 0.0
-    upper = scores[k] if k < scores.size else 1.0
-    tau = float(min(max((lower + upper) / 2.0, TAU_MARGIN), 1.0 - TAU_MARGIN))
-    probabilities = np.asarray(p, dtype=np.float64).reshape(-1)
-    kept = probabilities >= tau
-    escalated = unparsed + int((~kept).sum())
-    y = np.asarray(labels).reshape(-1)
-    return ThresholdChoice(
-        tau=tau, target_rate=rate, achieved_rate=escalated / questions, escalated=escalated,
-        questions=questions, unparsed=unparsed,
-        kept_accuracy=float(y[kept].mean()) if kept.any() else None,
-    )
-
-
-def check_rate(rate: float) -> None:
-    if not (isinstance(rate, (int, float)) and math.isfinite(rate) and 0.0 < rate < 1.0):
-        raise ConfigError("target trigger rate (--target-trigger-rate)",
-                          f"must be a number strictly between 0 and 1, got {rate!r}")
-
-
-def rate_for_token_budget(budget: float, single_tokens: float, debate_tokens: float) -> float:
-    """R = (B − S) / D: the trigger rate a budget of B tokens per question allows."""
-    if not (math.isfinite(debate_tokens) and debate_tokens > 0):
-        raise ConfigError("debate tokens (--debate-tokens)",
-                          f"must be > 0 extra tokens per debate, got {debate_tokens!r}")
-    if not (math.isfinite(single_tokens) and single_tokens > 0):
-        raise ConfigError("single-call tokens (--single-tokens)", f"must be > 0, got {single_tokens!r}")
-    rate = (budget - single_tokens) / debate_tokens
-    if not 0.0 < rate < 1.0:
-        raise ConfigError(
-            "token budget (--token-budget)",
-            f"{budget:g} tokens per question with {single_tokens:g} per self-critique and "
-            f"{debate_tokens:g} per debate gives a trigger rate of {rate:.3g}; the budget must lie "
-            f"strictly between {single_tokens:g} (never debate) and {single_tokens + debate_tokens:g} "
-            "(always debate)")
-    return rate
-
-
-def next_version_path(path: Path) -> Path:
-    """`…-v1` → `…-v1.1`, `…-v1.1` → `…-v1.2` (a name without `-vN` gets `-v1.1`); the first
-    such directory that does not exist yet."""
-    match = re.fullmatch(r"(?P<stem>.*-v\d+)(?:\.(?P<minor>\d+))?", path.name)
-    stem = match.group("stem") if match else f"{path.name}-v1"
-    minor = int(match.group("minor") or 0) + 1 if match else 1
-    while path.with_name(f"{stem}.{minor}").exists():
-        minor += 1
-    return path.with_name(f"{stem}.{minor}")
-
-
-@dataclass(frozen=True)
-class CalibrationResult:
-    """The new checkpoint, the choice, and what it was chosen on."""
-
-    checkpoint: Path
-    router: Router
-    choice: ThresholdChoice
-    record: dict[str, Any]
-
-
-def validation_scores(router: Router, corpus: Sequence[str],
-                      feature_cache: str | None) -> tuple[np.ndarray, np.ndarray, int, dict[str, Any]]:
-    """(p, labels, unparsed count, description) on `corpus`, or on the router's validation split."""
+def validation_set(router: Router, corpus: Sequence[str], feature_cache: str | None) -> ValidationSet:
+    """The router's scores on `corpus`, or on its own validation split when `corpus` is empty."""
+    records = [r for file in corpus_files(list(corpus) or recorded_corpus(router))
+               for r in read_records(file)]
+    tokens = float(np.mean([r.prompt_tokens + r.completion_tokens for r in records])) if records else None
     if corpus:
         table = load_corpus(list(corpus), feature_cache=feature_cache)
         unparsed = int(table.summary["parse_failures"])
         source = {"kind": "corpus files", "files": [str(c) for c in corpus],
                   "labelled": int(table.labels.size), "unparsed": unparsed}
-        return router.predict_proba(table.features), table.labels, unparsed, source
+        return ValidationSet(router.predict_proba(table.features), table.labels, unparsed, source, tokens)
     rows = router_training_rows(router, feature_cache=feature_cache)
     source = {"kind": "the router's validation split", **rows.provenance}
-    return router.predict_proba(rows.validation_features), rows.validation_labels, 0, source
+    return ValidationSet(router.predict_proba(rows.validation_features), rows.validation_labels, 0,
+                         source, tokens)
 
 
-def mean_call_tokens(router: Router, corpus: Sequence[str]) -> float:
-    """Mean prompt + completion tokens of one self-critique call in the validation corpus."""
-    from training.evaluation.training_rows import recorded_corpus
-
-    records = [r for file in corpus_files(list(corpus) or recorded_corpus(router))
-               for r in read_records(file)]
-    if not records:
-        raise DatasetError("no corpus records to measure the self-critique's token cost; pass "
-                           "--single-tokens")
-    return float(np.mean([r.prompt_tokens + r.completion_tokens for r in records]))
+def calibrate(args: argparse.Namespace) -> CalibrationResult:
+    return calibrate_router(
+        args.router, lambda router: validation_set(router, args.corpus, args.feature_cache),
+        target_rate=args.target_trigger_rate, token_budget=args.token_budget,
+        debate_tokens=args.debate_tokens, single_tokens=args.single_tokens, out=args.out,
+        overwrite=args.overwrite)
 
 
-def calibrate_router(router_path: str | Path | None = None, *, target_rate: float | None = None,
-                     token_budget: float | None = None, debate_tokens: float | None = None,
-                     single_tokens: float | None = None, corpus: Sequence[str] = (),
-                     out: str | Path | None = None, feature_cache: str | None = None,
-                     overwrite: bool = False) -> CalibrationResult:
-    """Choose τ (by rate or budget), save a new checkpoint version, and reload it to check."""
-    if (target_rate is None) == (token_budget is None):
-        raise ConfigError("target", "give exactly one of --target-trigger-rate and --token-budget")
-    if target_rate is not None:
-        check_rate(target_rate)
-    if token_budget is not None and debate_tokens is None:
-        raise ConfigError("debate tokens (--debate-tokens)", "a token budget needs the extra tokens "
-                          "one debate costs (e.g. --debate-tokens 4000)")
-    source_path = Path(router_path) if router_path is not None else DEFAULT_CHECKPOINT
-    router = Router.load(source_path)
-    destination = Path(out) if out is not None else next_version_path(source_path)
-    if destination.resolve() == source_path.resolve():
-        raise ConfigError("out (--out)", "the new checkpoint must not replace the one it comes from")
-    if destination.exists() and any(destination.iterdir()) and not overwrite:
-        raise ConfigError("out (--out)", f"{destination} exists and is not empty; choose another "
-                          "directory or pass --overwrite")
-    budget: dict[str, Any] | None = None
-    if token_budget is not None:
-        single = single_tokens if single_tokens is not None else mean_call_tokens(router, corpus)
-        target_rate = rate_for_token_budget(token_budget, single, float(debate_tokens))
-        budget = {"tokens_per_question": token_budget, "single_call_tokens": single,
-                  "single_call_tokens_source": "given" if single_tokens is not None else
-                  "mean of the corpus records", "debate_tokens": debate_tokens}
-    p, labels, unparsed, source = validation_scores(router, corpus, feature_cache)
-    choice = tau_for_trigger_rate(p, labels, float(target_rate), unparsed)
-    method = describe_choice(choice, budget, source)
-    record = {"method": method, "choice": asdict(choice), "token_budget": budget,
-              "validation": source,
-              "parent": {"name": router.name, "path": str(source_path), "tau": router.tau,
-                         "tau_method": router.tau_method}}
-    calibrated = router.with_threshold(choice.tau, method)
-    calibrated.metadata = {**router.metadata, "calibration": record}
-    if "metrics" in router.metadata:  # they stay as measured, at the threshold of that time
-        calibrated.metadata["metrics"] = {"tau": router.tau, **router.metadata["metrics"]}
-    calibrated.name = destination.name
-    calibrated.save(destination)
-    reloaded = Router.load(destination)
-    if reloaded.tau != choice.tau:
-        raise DatasetError(f"{destination} was written with τ {reloaded.tau}, expected {choice.tau}")
-    return CalibrationResult(destination, reloaded, choice, record)
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m training.calibrate", description=__doc__.split("\n")[0],
+                                     epilog=EXIT_STATUS_HELP)
+    add_arguments(parser, corpus_required=False)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    parser.add_argument("--feature-cache", default="runs/feature-cache",
+                        help="feature-matrix cache directory (default: %(default)s)")
+    parser.add_argument("--no-feature-cache", dest="feature_cache", action="store_const",
+                        const=None, help="always re-extract features")
+    return parser
 
 
-def describe_choice(choice: ThresholdChoice, budget: dict[str, Any] | None,
-                    source: dict[str, Any]) -> str:
-    """The one-line `threshold.method` written into config.json."""
-    why = f"target trigger rate {choice.target_rate:.4g}"
-    if budget is not None:
-        why += (f" from a budget of {budget['tokens_per_question']:g} tokens/question "
-                f"({budget['single_call_tokens']:.0f} per self-critique + "
-                f"{budget['debate_tokens']:g} per debate)")
-    reached = ("the largest share not above the target" if choice.achieved_rate <= choice.target_rate
-               else "the smallest share reachable (the lowest scores are tied at 0)")
-    return (f"chosen by imad calibrate for a {why} on {choice.questions} validation answers "
-            f"({source['kind']}, {choice.unparsed} unparsed): escalates {choice.escalated}/"
-            f"{choice.questions} = {choice.achieved_rate:.4g}, {reached}; τ is the midpoint "
-            "between neighbouring scores")
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    report(calibrate(args), as_json=args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_entry_point("python -m training.calibrate", lambda: main(sys.argv[1:]),
+                             debug=debug_requested()))

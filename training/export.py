@@ -19,6 +19,7 @@ import numpy as np
 import features
 from imad.errors import CheckpointError
 from imad.router import Router, RouterNet
+from imad.router.config import FeatureSpec, RouterConfig, Scaler, Threshold
 
 TAU_METHOD = "fixed at the iMAD paper's default 0.7 (SPEC §5); not tuned on validation data"
 _VERSION_PACKAGES = (
@@ -50,18 +51,16 @@ def build_router(
     tau_method: str = TAU_METHOD,
 ) -> Router:
     """A runtime `Router` around a trained network and its training provenance."""
-    return Router(
-        net.cpu().eval(),
-        feature_names=features.FEATURE_NAMES,
-        scaler_mean=scaler_mean,
-        scaler_scale=scaler_scale,
-        tau=tau,
-        tau_method=tau_method,
-        feature_schema_version=features.FEATURE_SCHEMA_VERSION,
-        feature_hash=features.FEATURE_SCHEMA_HASH,
-        metadata={**metadata_record, "versions": library_versions()},
+    config = RouterConfig(
+        model=net.config,
+        features=FeatureSpec(names=features.FEATURE_NAMES, schema_version=features.FEATURE_SCHEMA_VERSION,
+                             hash=features.FEATURE_SCHEMA_HASH),
+        scaler=Scaler(mean=tuple(scaler_mean.tolist()), scale=tuple(scaler_scale.tolist())),
+        threshold=Threshold(tau, tau_method),
         name=name,
+        record={**metadata_record, "versions": library_versions()},
     )
+    return Router(net.cpu().eval(), config)
 
 
 def export_router(router: Router, directory: str | Path, probe: np.ndarray) -> Path:

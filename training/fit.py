@@ -154,7 +154,7 @@ def _fit(config: FitConfig) -> FitResult:
         "selection": note,
         "tau": config.tau,
     }
-    router.metadata["metrics"] = metrics
+    router = router.with_record(metrics=metrics)
 
     checkpoint = None
     if config.export and trainer.is_global_zero:

@@ -1,25 +1,33 @@
 """`imad calibrate`: choose the router threshold τ for a target trigger rate or token budget.
 
-    imad calibrate --router checkpoints/imad-router-v1 --target-trigger-rate 0.2
-    imad calibrate --token-budget 1500 --debate-tokens 4000 --corpus corpus/my-model/val.jsonl
+    imad calibrate --corpus answers.jsonl --target-trigger-rate 0.2
+    imad calibrate --router imad-router-v1 --token-budget 1500 --debate-tokens 4000 --corpus val/
 
-τ is chosen on a validation corpus (default: the router's own validation split) and written,
-with how it was chosen, into a new checkpoint version (`imad-router-v1` → `imad-router-v1.1`,
-or `--out`); the original is never modified. The work is done by `training.calibrate`: this
-offline command reads corpus files and needs the `train` extra (`pip install 'imad[train]'`),
-unlike the run-time commands, which never import `training`.
+τ is chosen on labelled validation answers (corpus files, `imad.router.calibration_set`) and
+written, with how it was chosen, into a new checkpoint version (`imad-router-v1` →
+`imad-router-v1.1`, or `--out`); the original is never modified. This runs on the core install:
+it imports nothing from `training`. To choose τ on the router's own validation split (rebuilt
+from its training corpus), run `python -m training.calibrate`, which takes the same flags and
+needs the `train` extra.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from imad.errors import MissingDependencyError
+from imad.errors import ConfigError
+
+if TYPE_CHECKING:
+    from imad.router.threshold import CalibrationResult
+
+SPLIT_HINT = ("to calibrate on the router's own validation split run `python -m training.calibrate` "
+              "with the same flags (needs: pip install 'imad[train]')")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = True) -> None:
     parser.add_argument("--router", default=None,
-                        help="checkpoint directory (default: the shipped imad-router-v1)")
+                        help="shipped router name or checkpoint directory (default: imad-router-v1)")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--target-trigger-rate", type=float, metavar="R",
                         help="share of questions to escalate to a debate, in (0, 1)")
@@ -29,35 +37,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="extra tokens one debate costs (with --token-budget)")
     parser.add_argument("--single-tokens", type=float, default=None, metavar="S",
                         help="tokens of one self-critique call (default: the corpus mean)")
+    corpus_help = "labelled validation answers: corpus files or folders of *.jsonl"
     parser.add_argument("--corpus", nargs="+", default=[], metavar="PATH",
-                        help="validation corpus files or folders (default: the router's "
-                             "validation split of its training corpus)")
+                        help=corpus_help + ("" if corpus_required else
+                                            " (default: the router's validation split)"))
     parser.add_argument("--out", default=None,
                         help="new checkpoint directory (default: the next version, e.g. -v1.1)")
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
-    parser.add_argument("--feature-cache", default="runs/feature-cache",
-                        help="feature-matrix cache directory (default: %(default)s)")
-    parser.add_argument("--no-feature-cache", dest="feature_cache", action="store_const",
-                        const=None, help="always re-extract features")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        from training.calibrate import calibrate_router
-    except ImportError as error:
-        raise MissingDependencyError(error.name or "lightning", "pip install 'imad[train]'",
-                                     "imad calibrate") from error
+    from imad.router.calibration_set import read_validation_set
+    from imad.router.threshold import calibrate_router
+
+    if not args.corpus:
+        raise ConfigError("corpus (--corpus)", f"give the validation answers to choose τ on; {SPLIT_HINT}")
+    result = calibrate_router(
+        args.router, lambda router: read_validation_set(router, args.corpus),
+        target_rate=args.target_trigger_rate, token_budget=args.token_budget,
+        debate_tokens=args.debate_tokens, single_tokens=args.single_tokens, out=args.out,
+        overwrite=args.overwrite)
+    report(result, as_json=args.json)
+    return 0
+
+
+def report(result: CalibrationResult, *, as_json: bool) -> None:
+    """Print what was chosen: a few lines of text, or the whole record as JSON."""
     from imad.cli.common import print_json
 
-    result = calibrate_router(
-        args.router, target_rate=args.target_trigger_rate, token_budget=args.token_budget,
-        debate_tokens=args.debate_tokens, single_tokens=args.single_tokens, corpus=args.corpus,
-        out=args.out, feature_cache=args.feature_cache, overwrite=args.overwrite)
-    if args.json:
-        print_json({"checkpoint": str(result.checkpoint), "tau": result.choice.tau,
-                    **result.record})
-        return 0
+    if as_json:
+        print_json({"checkpoint": str(result.checkpoint), "tau": result.choice.tau, **result.record})
+        return
     choice = result.choice
     print(f"tau: {choice.tau:.6g} (was {result.record['parent']['tau']:.6g})")
     print(f"trigger rate on {choice.questions} validation answers: {choice.achieved_rate:.4f} "
@@ -65,4 +76,3 @@ def run(args: argparse.Namespace) -> int:
     if choice.kept_accuracy is not None:
         print(f"accuracy of the kept answers: {choice.kept_accuracy:.4f}")
     print(f"checkpoint: {result.checkpoint}")
-    return 0

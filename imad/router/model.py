@@ -36,6 +36,11 @@ _VECTOR_CHUNK = 16_384
 split leaves a scalar tail in the middle of a tensor."""
 
 
+MAX_FEATURES = 1_024
+MAX_WIDTH = 4_096
+MAX_DEPTH = 64
+
+
 @dataclass(frozen=True)
 class RouterNetConfig:
     """What rebuilds a `RouterNet`; saved in the checkpoint's config.json."""
@@ -49,10 +54,16 @@ class RouterNetConfig:
     "very sure", not infinitely sure (logit(0.01) ≈ −4.6)."""
 
     def __post_init__(self) -> None:
-        for name in ("n_features", "width", "depth"):
+        # Upper bounds keep a damaged checkpoint from allocating terabytes or building a
+        # million layers before its shapes are checked (issue 14); SPEC §5 uses 41 × 200 × 6.
+        for name, limit in (("n_features", MAX_FEATURES), ("width", MAX_WIDTH), ("depth", MAX_DEPTH)):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(name, f"must be a positive integer, got {value!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:
+                raise ConfigError(name, f"must be an integer in [1, {limit}], got {value!r}")
+        for name in ("dropout", "confidence_clip"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise ConfigError(name, f"must be a number, got {value!r}")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError("dropout", f"must be in [0, 1), got {self.dropout!r}")
         if not 0.0 < self.confidence_clip < 0.5:

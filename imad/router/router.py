@@ -14,115 +14,99 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import math
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
-from imad.errors import CheckpointError, ConfigError, CritiqueParseError, FeatureError
+from imad.errors import CheckpointError, CritiqueParseError, FeatureError
 from imad.router.card import render_model_card
 from imad.router.checkpoint import (
-    CHECKPOINT_FORMAT,
-    CHECKPOINT_SCHEMA_VERSION,
     check_feature_schema,
     read_checkpoint,
     weights_bytes,
     write_checkpoint,
 )
+from imad.router.config import CONFIDENCE_FEATURE, RouterConfig, thaw
 from imad.router.decision import (
     PARSED,
     Cue,
     RouterDecision,
+    non_finite_decision,
     threshold_reason,
     unparsed_decision,
 )
 from imad.router.model import RouterNet
+from imad.router.registry import resolve_checkpoint
 
 if TYPE_CHECKING:
     from imad.critique.schema import CritiqueResponse
     from imad.question import Question
-
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "imad-router-v1"
-"""The router shipped with the package, trained on SmolLM2-135M-Instruct answers."""
-
-CONFIDENCE_FEATURE = "conf_initial"
-"""The feature fed raw (unscaled) into the network's confidence-logit path."""
-
-_CORE_KEYS = frozenset(
-    {"format", "schema_version", "name", "model", "features", "scaler", "threshold", "weights"}
-)
 
 MIN_CUE_DELTA = 0.005
 """A cue is reported only if it moves p by at least this much."""
 
 
 class Router:
-    """Scores self-critique answers and decides which to escalate to a debate."""
+    """Scores self-critique answers and decides which to escalate to a debate.
 
-    def __init__(
-        self,
-        net: RouterNet,
-        *,
-        feature_names: tuple[str, ...] | list[str],
-        scaler_mean: np.ndarray,
-        scaler_scale: np.ndarray,
-        tau: float = 0.7,
-        tau_method: str = "fixed at the default 0.7 (SPEC §5)",
-        feature_schema_version: int,
-        feature_hash: str,
-        metadata: dict[str, Any] | None = None,
-        name: str = "imad-router",
-    ) -> None:
-        self.feature_names = tuple(feature_names)
-        n_features = net.config.n_features
-        if len(self.feature_names) != n_features:
-            raise CheckpointError(
-                f"{len(self.feature_names)} feature names for a network with {n_features} inputs"
-            )
-        if CONFIDENCE_FEATURE not in self.feature_names:
-            raise CheckpointError(f"the feature list lacks {CONFIDENCE_FEATURE!r}")
-        self.scaler_mean = np.array(scaler_mean, dtype=np.float64).reshape(n_features)
-        self.scaler_scale = np.array(scaler_scale, dtype=np.float64).reshape(n_features)
-        if not 0.0 <= tau <= 1.0:  # 0: never escalate, 1: always escalate
-            raise ConfigError("tau", f"must be in [0, 1], got {tau!r}")
-        self.tau = float(tau)
-        self.tau_method = tau_method
-        self.feature_schema_version = feature_schema_version
-        self.feature_hash = feature_hash
-        self.metadata = copy.deepcopy(metadata or {})
-        """Provenance saved beside the weights: seed, training setup, data summary, metrics,
-        library versions (whatever the exporter recorded; see `training.export`)."""
-        self.name = name
+    Immutable in use: `config` (a frozen `RouterConfig`) holds everything but the weights, and
+    the `with_…` methods return new routers with their own copy of the network.
+    """
+
+    def __init__(self, net: RouterNet, config: RouterConfig) -> None:
+        if net.config != config.model:
+            raise CheckpointError(f"the network ({net.config}) does not match the config "
+                                  f"({config.model})")
+        self.config = config
         self.net = net.eval()
-        self._confidence_column = self.feature_names.index(CONFIDENCE_FEATURE)
+        self._mean = _read_only(np.array(config.scaler.mean, dtype=np.float64))
+        self._scale = _read_only(np.array(config.scaler.scale, dtype=np.float64))
+        self._confidence_column = config.features.names.index(CONFIDENCE_FEATURE)
+
+    # --- what the config says --------------------------------------------------------------------
+
+    name = property(lambda self: self.config.name, doc="The checkpoint's name.")
+    tau = property(lambda self: self.config.threshold.tau, doc="Escalate when p < τ.")
+    tau_method = property(lambda self: self.config.threshold.method, doc="How τ was chosen.")
+    feature_names = property(lambda self: self.config.features.names)
+    feature_schema_version = property(lambda self: self.config.features.schema_version)
+    feature_hash = property(lambda self: self.config.features.hash)
+    scaler_mean = property(lambda self: self._mean, doc="Read-only (41,) training means.")
+    scaler_scale = property(lambda self: self._scale, doc="Read-only (41,) training scales.")
+    confidence_source = property(lambda self: self.config.confidence_source,
+                                 doc='"verbal" or "token_probability": how to ask for confidences.')
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """A copy of the provenance saved beside the weights: seed, training set-up, data
+        summary, metrics, library versions. Changing it changes nothing; use `with_record`."""
+        return thaw(self.config.record)
 
     # --- persistence ---------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> Router:
-        """Load a checkpoint directory (default: the shipped `checkpoints/imad-router-v1`).
+    def load(cls, name_or_path: str | Path | None = None) -> Router:
+        """Load a shipped router by name (default `imad-router-v1`) or a checkpoint directory.
 
-        Raises `CheckpointError` naming what is wrong: a missing file, a truncated or modified
-        weights file, another schema version, another feature list, or a tensor shape that does
-        not fit the configured network.
+        `imad.available_routers()` lists the shipped names. Raises `CheckpointError` naming
+        what is wrong: an unknown name, a missing file, a truncated or modified weights file,
+        another schema version, another feature list, a value out of bounds, or a tensor shape
+        that does not fit the configured network.
         """
-        contents = read_checkpoint(Path(path) if path is not None else DEFAULT_CHECKPOINT)
-        config = contents.config
-        net = RouterNet(contents.net_config)
+        directory = resolve_checkpoint(name_or_path)
+        contents = read_checkpoint(directory)
+        net = RouterNet(contents.config.model)
         net.load_state_dict(contents.tensors, strict=True)
-        return cls(
-            net,
-            feature_names=config["features"]["names"],
-            scaler_mean=np.asarray(config["scaler"]["mean"], dtype=np.float64),
-            scaler_scale=np.asarray(config["scaler"]["scale"], dtype=np.float64),
-            tau=config["threshold"]["tau"],
-            tau_method=config["threshold"].get("method", "not recorded"),
-            feature_schema_version=config["features"]["schema_version"],
-            feature_hash=config["features"]["hash"],
-            metadata={k: v for k, v in config.items() if k not in _CORE_KEYS},
-            name=config.get("name", "imad-router"),
-        )
+        router = cls(net, contents.config)
+        probe = router.predict_proba(router.scaler_mean.reshape(1, -1))
+        if not np.all(np.isfinite(probe)):
+            raise CheckpointError(f"{directory}: the router scores its own training mean as "
+                                  f"{probe[0]}; the weights are damaged")
+        return router
 
     def save(self, path: str | Path) -> Path:
         """Write `model.safetensors`, `config.json` and the `README.md` model card to `path`."""
@@ -133,35 +117,22 @@ class Router:
         return directory
 
     def to_config(self, weights_sha256: str) -> dict[str, Any]:
-        """The config.json content of this router."""
-        return {
-            "format": CHECKPOINT_FORMAT,
-            "schema_version": CHECKPOINT_SCHEMA_VERSION,
-            "name": self.name,
-            "model": self.net.config.to_dict(),
-            "features": {
-                "schema_version": self.feature_schema_version,
-                "hash": self.feature_hash,
-                "names": list(self.feature_names),
-                "raw_input": CONFIDENCE_FEATURE,
-            },
-            "scaler": {
-                "kind": "standard (x - mean) / scale, fitted on the training split",
-                "mean": [float(v) for v in self.scaler_mean],
-                "scale": [float(v) for v in self.scaler_scale],
-            },
-            "threshold": {"tau": self.tau, "method": self.tau_method},
-            "weights": {"file": "model.safetensors", "sha256": weights_sha256},
-            **{k: v for k, v in self.metadata.items() if k not in _CORE_KEYS},
-        }
+        """The config.json content of this router, recording the imad that writes it."""
+        from imad import __version__
+
+        return replace(self.config, imad_version=__version__, weights_sha256=weights_sha256).to_dict()
 
     def with_threshold(self, tau: float, method: str) -> Router:
         """A copy of this router with another τ, and a note of how it was chosen."""
-        clone = copy.copy(self)
-        if not 0.0 <= tau <= 1.0:  # 0: never escalate, 1: always escalate
-            raise ConfigError("tau", f"must be in [0, 1], got {tau!r}")
-        clone.tau, clone.tau_method = float(tau), method
-        return clone
+        return self.with_config(self.config.with_threshold(tau, method))
+
+    def with_record(self, **sections: Any) -> Router:
+        """A copy whose training record has these top-level sections added or replaced."""
+        return self.with_config(self.config.with_record(**sections))
+
+    def with_config(self, config: RouterConfig) -> Router:
+        """A copy with another config (same network shape), owning its own network."""
+        return type(self)(copy.deepcopy(self.net), config)
 
     # --- scoring -------------------------------------------------------------------------------
 
@@ -187,7 +158,7 @@ class Router:
         return matrix
 
     def _score(self, matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        scaled = ((matrix - self.scaler_mean) / self.scaler_scale).astype(np.float32)
+        scaled = ((matrix - self._mean) / self._scale).astype(np.float32)
         confidence = matrix[:, self._confidence_column].astype(np.float32)
         with torch.no_grad():
             output = self.net.eval()(torch.from_numpy(scaled), torch.from_numpy(confidence))
@@ -197,15 +168,20 @@ class Router:
 
     def explain(self, feature_vector: np.ndarray) -> list[Cue]:
         """Every feature's effect on p: p minus p with that feature set to its training mean."""
+        return self._explained(feature_vector)[2]
+
+    def _explained(self, feature_vector: np.ndarray) -> tuple[float, float, list[Cue]]:
+        """p, u and the cues of one raw vector, from one batch of probes (row 0 is the vector)."""
         row = self._check_features(np.asarray(feature_vector, dtype=np.float64).reshape(1, -1))
         probes = np.repeat(row, len(self.feature_names) + 1, axis=0)
         for column in range(len(self.feature_names)):
-            probes[column + 1, column] = self.scaler_mean[column]
-        p = self._score(probes)[0]
-        return [
+            probes[column + 1, column] = self._mean[column]
+        p, u = self._score(probes)
+        cues = [
             Cue(name, float(row[0, column]), float(p[0] - p[column + 1]))
             for column, name in enumerate(self.feature_names)
         ]
+        return float(p[0]), float(u[0]), cues
 
     def decide(
         self,
@@ -229,8 +205,9 @@ class Router:
 
         text = question if isinstance(question, str) else question.text
         vector = np.asarray(features.extract(text, response), dtype=np.float64).reshape(1, -1)
-        cues = self.explain(vector)
-        p, u = (float(values[0]) for values in self._score(vector))
+        p, u, cues = self._explained(vector)
+        if not (math.isfinite(p) and math.isfinite(u)):
+            return non_finite_decision(question_id, self.tau, p, u)
         escalate = p < self.tau
         # Cues that pushed p toward the decision: down when escalating, up when keeping.
         sign = -1.0 if escalate else 1.0
@@ -271,3 +248,8 @@ def _question_id(question: Question | str) -> str:
         return question.id
     text = question if isinstance(question, str) else question.text
     return "q-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array

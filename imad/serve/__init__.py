@@ -24,4 +24,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'imad.serve' has no attribute {name!r}")
+    if name in ("create_app", "BackgroundServer"):
+        from imad.serve.server import require_serve_dependencies
+
+        require_serve_dependencies()
     return getattr(importlib.import_module(module), name)

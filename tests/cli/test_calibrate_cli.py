@@ -1,4 +1,5 @@
-"""`imad calibrate`: τ for a target trigger rate or token budget, written to a new checkpoint."""
+"""`imad calibrate` (run time, corpus files) and `python -m training.calibrate` (also the
+router's validation split): τ for a target trigger rate or token budget, in a new checkpoint."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from imad.cli.main import main
 from imad.errors import ConfigError, DatasetError
 from imad.router import Router
 from imad.router.checkpoint import CONFIG_FILE, WEIGHTS_FILE
-from training.calibrate import next_version_path, rate_for_token_budget, tau_for_trigger_rate
+from imad.router.threshold import next_version_path, rate_for_token_budget, tau_for_trigger_rate
+from training.calibrate import main as training_calibrate
 from training.datamodule import load_corpus
 from training.evaluation.training_rows import router_training_rows
 
@@ -100,8 +102,8 @@ def test_next_version_path(tmp_path):
 
 def test_calibrate_on_the_validation_split(trained, workdir, capsys):
     original = {name: (trained / name).read_bytes() for name in (CONFIG_FILE, WEIGHTS_FILE)}
-    assert calibrate("--router", str(trained), "--target-trigger-rate", "0.25",
-                     "--feature-cache", str(workdir / "features")) == 0
+    assert training_calibrate(["--router", str(trained), "--target-trigger-rate", "0.25",
+                               "--feature-cache", str(workdir / "features")]) == 0
     printed = capsys.readouterr().out
     new = trained.parent / "imad-router-v1.1"
     router = Router.load(new)
@@ -131,8 +133,7 @@ def test_calibrate_for_a_token_budget_on_given_corpus(trained, workdir, capsys):
     out = workdir / "budget"
     corpus = FIXTURE / "gqa.jsonl"
     assert calibrate("--router", str(trained), "--token-budget", "1000", "--debate-tokens", "2000",
-                     "--single-tokens", "500", "--corpus", str(corpus), "--out", str(out),
-                     "--feature-cache", str(workdir / "features"), "--json") == 0
+                     "--single-tokens", "500", "--corpus", str(corpus), "--out", str(out), "--json") == 0
     report = json.loads(capsys.readouterr().out)
     assert report["checkpoint"] == str(out) and report["token_budget"]["debate_tokens"] == 2000
     choice = report["choice"]
@@ -155,17 +156,24 @@ def test_calibrate_for_a_token_budget_on_given_corpus(trained, workdir, capsys):
     (["--target-trigger-rate", "0.2", "--out", "TRAINED"], "must not replace the one it comes from"),
     (["--target-trigger-rate", "0.2", "--out", "NONEMPTY"], "exists and is not empty"),
     (["--target-trigger-rate", "0.2", "--corpus", "EMPTY"], "no labelled records"),
+    (["--target-trigger-rate", "0.2"], "python -m training.calibrate"),
+    (["--target-trigger-rate", "0.2", "--corpus", "BADLINE"], "badline.jsonl:1: malformed corpus line"),
+    (["--router", "imad-router-v9", "--target-trigger-rate", "0.2", "--corpus", "EMPTY"],
+     "shipped routers: imad-router-v1, imad-router-v1.1"),
 ])
 def test_bad_inputs(arguments, message, trained, tmp_path, capsys):
     (tmp_path / "nonempty").mkdir()
     (tmp_path / "nonempty" / "file").write_text("x")
     (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "badline.jsonl").write_text("{oops\n{}\n")
     names = {"MISSING": tmp_path / "missing", "TRAINED": trained, "NONEMPTY": tmp_path / "nonempty",
-             "EMPTY": tmp_path / "empty.jsonl"}
+             "EMPTY": tmp_path / "empty.jsonl", "BADLINE": tmp_path / "badline.jsonl"}
     replaced = [str(names.get(a, a)) for a in arguments]
     if "--router" not in replaced:
         replaced = ["--router", str(trained), *replaced]
-    assert calibrate(*replaced, "--no-feature-cache") in (2, 3)  # usage or failed run
+    if "--corpus" not in replaced and "python -m training.calibrate" not in message:
+        replaced += ["--corpus", str(FIXTURE / "gqa.jsonl")]
+    assert calibrate(*replaced) in (2, 3)  # usage or failed run
     assert "imad calibrate: error: " in (err := capsys.readouterr().err) and message in err
 
 
@@ -173,3 +181,14 @@ def test_exactly_one_target(capsys):
     with pytest.raises(SystemExit) as exit_info:
         calibrate("--target-trigger-rate", "0.2", "--token-budget", "1000")
     assert exit_info.value.code == 2 and "not allowed with" in capsys.readouterr().err
+
+
+def test_training_calibrate_entry_point_prints_a_typed_error_without_traceback():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "training.calibrate", "--router", "imad-router-v9",
+                             "--target-trigger-rate", "0.2"], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    assert "python -m training.calibrate: error: no shipped router named 'imad-router-v9'" in result.stderr

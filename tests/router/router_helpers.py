@@ -7,6 +7,7 @@ import torch
 
 import features
 from imad.router import Router, RouterNet, RouterNetConfig
+from imad.router.config import FeatureSpec, RouterConfig, Scaler, Threshold
 
 
 def make_router(seed: int = 0, tau: float = 0.7, width: int = 32, depth: int = 3) -> Router:
@@ -21,17 +22,17 @@ def make_router(seed: int = 0, tau: float = 0.7, width: int = 32, depth: int = 3
                 module.running_mean.normal_(0.0, 0.5)
                 module.running_var.uniform_(0.5, 2.0)
     rng = np.random.default_rng(seed)
-    return Router(
-        net,
-        feature_names=features.FEATURE_NAMES,
-        scaler_mean=rng.normal(5.0, 2.0, len(features.FEATURE_NAMES)),
-        scaler_scale=rng.uniform(0.5, 3.0, len(features.FEATURE_NAMES)),
-        tau=tau,
-        feature_schema_version=features.FEATURE_SCHEMA_VERSION,
-        feature_hash=features.FEATURE_SCHEMA_HASH,
-        metadata={"seed": seed, "data": {"model_ids": ["unit-test"]}},
+    config = RouterConfig(
+        model=net.config,
+        features=FeatureSpec(names=features.FEATURE_NAMES, schema_version=features.FEATURE_SCHEMA_VERSION,
+                             hash=features.FEATURE_SCHEMA_HASH),
+        scaler=Scaler(mean=tuple(rng.normal(5.0, 2.0, len(features.FEATURE_NAMES))),
+                      scale=tuple(rng.uniform(0.5, 3.0, len(features.FEATURE_NAMES)))),
+        threshold=Threshold(tau),
         name="test-router",
+        record={"seed": seed, "data": {"model_ids": ["unit-test"]}},
     )
+    return Router(net, config)
 
 
 def random_features(n: int, seed: int = 1) -> np.ndarray:

@@ -116,11 +116,28 @@ def test_modified_weights_fail_the_checksum(saved_router):
     assert "does not match the sha256" in _load_error(saved_router)
 
 
-def test_wrong_schema_version_is_refused(saved_router):
+def test_newer_schema_version_asks_for_an_upgrade(saved_router):
     _edit_config(saved_router, lambda c: c.update(schema_version=CHECKPOINT_SCHEMA_VERSION + 1))
     message = _load_error(saved_router)
-    assert f"schema version {CHECKPOINT_SCHEMA_VERSION + 1}" in message
+    assert f"checkpoint schema {CHECKPOINT_SCHEMA_VERSION + 1}, newer than this imad" in message
+    assert "pip install -U imad" in message
+
+
+def test_older_schema_version_is_refused(saved_router):
+    _edit_config(saved_router, lambda c: c.update(schema_version=CHECKPOINT_SCHEMA_VERSION - 1))
+    message = _load_error(saved_router)
+    assert f"schema version {CHECKPOINT_SCHEMA_VERSION - 1}" in message
     assert f"reads version {CHECKPOINT_SCHEMA_VERSION}" in message
+
+
+def test_newer_major_imad_version_asks_for_an_upgrade(saved_router):
+    import imad
+
+    assert json.loads((saved_router / CONFIG_FILE).read_text())["imad_version"] == imad.__version__
+    major = int(imad.__version__.split(".")[0])
+    _edit_config(saved_router, lambda c: c.update(imad_version=f"{major + 1}.0.0"))
+    message = _load_error(saved_router)
+    assert f"written by imad {major + 1}.0.0" in message and "pip install -U imad" in message
 
 
 def test_other_format_is_refused(saved_router):
@@ -196,17 +213,17 @@ def test_missing_tensor_is_refused(router, saved_router):
 
 def test_scaler_of_wrong_length_is_refused(saved_router):
     _edit_config(saved_router, lambda c: c["scaler"]["scale"].pop())
-    assert "scaler scale has shape (40,), expected (41,)" in _load_error(saved_router)
+    assert "invalid scaler: 41 means but 40 scales" in _load_error(saved_router)
 
 
 def test_zero_scale_is_refused(saved_router):
     _edit_config(saved_router, lambda c: c["scaler"]["scale"].__setitem__(0, 0.0))
-    assert "non-positive" in _load_error(saved_router)
+    assert "scaler.scale: must be ≥ 1e-06" in _load_error(saved_router)
 
 
 def test_tau_outside_unit_interval_is_refused(saved_router):
     _edit_config(saved_router, lambda c: c["threshold"].update(tau=1.5))
-    assert "tau must be a number in [0, 1]" in _load_error(saved_router)
+    assert "invalid tau: must be a number in [0, 1], got 1.5" in _load_error(saved_router)
 
 
 def test_runtime_load_imports_no_training_lightning_or_sklearn(saved_router):

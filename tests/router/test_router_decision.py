@@ -99,7 +99,7 @@ def test_decision_to_dict_is_json_ready(router):
     data = router.decide(QUESTION, HEDGED).to_dict()
     assert json.loads(json.dumps(data)) == data
     assert set(data) == {"id", "p", "tau", "escalate", "reasons", "parse_status", "parse_error",
-                         "uncertainty", "cues"}
+                         "uncertainty", "cues", "score_status"}
 
 
 def test_threshold_reason_text():

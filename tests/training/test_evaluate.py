@@ -44,11 +44,10 @@ def workdir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def router_dir(workdir) -> Path:
-    router = make_router(seed=3, tau=0.5)
-    router.metadata["data"] = {"model_ids": ["synthetic-fixture"], "prompt_versions": ["self-critique-v1"],
-                               "datasets": {"pubmedqa": {"records": 90, "labelled": 85,
-                                                         "parse_failures": 5}},
-}
+    router = make_router(seed=3, tau=0.5).with_record(data={
+        "model_ids": ["synthetic-fixture"], "prompt_versions": ["self-critique-v1"],
+        "datasets": {"pubmedqa": {"records": 90, "labelled": 85, "parse_failures": 5}},
+    })
     return router.save(workdir / "router")
 
 

@@ -1,0 +1,86 @@
+"""Labelled validation answers for `imad calibrate`, read from corpus files at run time.
+
+A corpus file is JSON lines, one self-critique answer per line, as `python -m training.corpus`
+writes them: `question_id`, `question.text`, the `parsed` response (null when unparsed), its
+`label` (1 correct, 0 wrong, null unparsed) and the call's `prompt_tokens` and
+`completion_tokens`. A resumed corpus can hold a question twice; the later line counts. A last
+line cut off by a crash is skipped; any other malformed line is a `DatasetError` naming file and
+line. Reading needs no training code: the router scores the parsed answers' features directly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from imad.errors import DatasetError
+from imad.router.router import Router
+from imad.router.threshold import ValidationSet
+
+
+def read_validation_set(router: Router, paths: Sequence[str | Path]) -> ValidationSet:
+    """The router's scores on the labelled answers of `paths` (files, or folders of *.jsonl)."""
+    import features
+    from imad.critique.schema import CritiqueResponse
+
+    files = _jsonl_files(paths)
+    records = [record for file in files for record in _latest_records(file)]
+    labelled = [r for r in records if r.get("label") is not None and r.get("parsed") is not None]
+    if not labelled:
+        raise DatasetError(f"no labelled records in {', '.join(map(str, files))} (all "
+                           f"{len(records)} are parse failures or the files are empty)")
+    questions = [str(r["question"]["text"]) for r in labelled]
+    responses = [CritiqueResponse.from_dict(r["parsed"]) for r in labelled]
+    matrix = np.asarray(features.extract_batch(questions, responses), dtype=np.float64)
+    unparsed = len(records) - len(labelled)
+    source = {"kind": "corpus files", "files": [str(path) for path in paths],
+              "labelled": len(labelled), "unparsed": unparsed}
+    tokens = [r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in records]
+    return ValidationSet(router.predict_proba(matrix), np.array([int(r["label"]) for r in labelled]),
+                         unparsed, source, float(np.mean(tokens)))
+
+
+def _jsonl_files(paths: Sequence[str | Path]) -> list[Path]:
+    files: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found = sorted(path.glob("*.jsonl"))
+            if not found:
+                raise DatasetError(f"corpus directory {path} holds no .jsonl files")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise DatasetError(f"corpus path {given} does not exist")
+    if not files:
+        raise DatasetError("no corpus files given (--corpus PATH)")
+    return files
+
+
+def _latest_records(path: Path) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})") from error
+    latest: dict[str, dict[str, Any]] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            if number == len(lines):  # no trailing newline: the write was cut off by a crash
+                continue
+            raise DatasetError(f"{path}:{number}: malformed corpus line ({error.msg})") from error
+        question = record.get("question") if isinstance(record, dict) else None
+        if not isinstance(question, dict) or not isinstance(question.get("text"), str) \
+                or "question_id" not in record:
+            raise DatasetError(f"{path}:{number}: not a corpus record (an object with question_id "
+                               "and question.text)")
+        latest[str(record["question_id"])] = record
+    return list(latest.values())

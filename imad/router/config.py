@@ -1,0 +1,279 @@
+"""The router's configuration: what rebuilds a `Router` and what config.json holds (SPEC §7).
+
+Frozen dataclasses, validated on creation, with one symmetric pair `RouterConfig.from_dict` /
+`RouterConfig.to_dict` (the model is litgpt's `Config.from_checkpoint`): loading what was saved
+gives an equal config, and saving a loaded config writes the same JSON. Every value read from a
+file is type-checked strictly (`true` is not a number), bounded and finite, and each error names
+the offending field, so a damaged checkpoint is refused before any network is built.
+
+The training record (seed, data summary, metrics, library versions, calibration) is free-form
+provenance. It is stored frozen (`record`) and changed only by making a new config
+(`with_record`), so no caller can alter a router that others hold.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from imad.errors import CheckpointError, ConfigError
+from imad.router.model import RouterNetConfig
+
+CHECKPOINT_FORMAT = "imad-router"
+CHECKPOINT_SCHEMA_VERSION = 1
+CONFIDENCE_FEATURE = "conf_initial"
+"""The feature fed raw (unscaled) into the network's confidence-logit path."""
+DEFAULT_CONFIDENCE_SOURCE = "verbal"
+"""The source of a router with no training record: the model's written confidence (the paper's)."""
+MAX_SCALER_MAGNITUDE = 1e6
+"""Bound on |scaler mean| and scaler scale: raw features are counts and scores far below it, and
+a larger value turns a scaled row into ±inf in float32 (issue 14: mean 1e308 gave p = NaN)."""
+MIN_SCALER_SCALE = 1e-6
+MAX_RECORD_DEPTH = 32
+"""Deepest nesting allowed in config.json; the real ones are 5 deep."""
+
+_CORE_KEYS = ("format", "schema_version", "name", "imad_version", "model", "features", "scaler",
+              "threshold", "weights")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """τ and how it was chosen. The one place τ is range-checked."""
+
+    tau: float = 0.7
+    method: str = "fixed at the default 0.7 (SPEC §5)"
+
+    def __post_init__(self) -> None:
+        # 0: never escalate, 1: always escalate.
+        if not _is_number(self.tau) or not 0.0 <= self.tau <= 1.0:
+            raise ConfigError("tau", f"must be a number in [0, 1], got {self.tau!r}")
+        object.__setattr__(self, "tau", float(self.tau))
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """The ordered feature names the network reads, their schema version and hash (SPEC §4)."""
+
+    names: tuple[str, ...]
+    schema_version: int
+    hash: str
+    raw_input: str = CONFIDENCE_FEATURE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "names", tuple(self.names))
+        if CONFIDENCE_FEATURE not in self.names:
+            raise ConfigError("features.names", f"the feature list lacks {CONFIDENCE_FEATURE!r}")
+
+
+@dataclass(frozen=True)
+class Scaler:
+    """The training scaler: x ↦ (x − mean) / scale, per feature (fitted on the training split)."""
+
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    kind: str = "standard (x - mean) / scale, fitted on the training split"
+
+    def __post_init__(self) -> None:
+        for key in ("mean", "scale"):
+            values = tuple(float(v) for v in getattr(self, key))
+            if not all(math.isfinite(v) and abs(v) <= MAX_SCALER_MAGNITUDE for v in values):
+                raise ConfigError(f"scaler.{key}", f"holds a non-finite value or one beyond "
+                                  f"±{MAX_SCALER_MAGNITUDE:g}")
+            object.__setattr__(self, key, values)
+        if len(self.mean) != len(self.scale):
+            raise ConfigError("scaler", f"{len(self.mean)} means but {len(self.scale)} scales")
+        if any(v < MIN_SCALER_SCALE for v in self.scale):
+            raise ConfigError("scaler.scale", f"must be ≥ {MIN_SCALER_SCALE:g} for every feature")
+
+
+@dataclass(frozen=True)
+class RouterConfig:
+    """Everything config.json holds about a router, validated; `weights_sha256` is the file's."""
+
+    model: RouterNetConfig
+    features: FeatureSpec
+    scaler: Scaler
+    threshold: Threshold = field(default_factory=Threshold)
+    name: str = "imad-router"
+    imad_version: str | None = None
+    """The imad that wrote the checkpoint (None in checkpoints older than the field)."""
+    weights_sha256: str | None = None
+    record: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """Provenance: seed, training set-up, data summary, metrics, library versions (read-only)."""
+
+    def __post_init__(self) -> None:
+        n_features = self.model.n_features
+        if len(self.features.names) != n_features:
+            raise ConfigError("features.names", f"{len(self.features.names)} feature names for a "
+                              f"network with {n_features} inputs")
+        if len(self.scaler.mean) != n_features:
+            raise ConfigError("scaler", f"{len(self.scaler.mean)} values, expected {n_features} — "
+                              "one per feature")
+        object.__setattr__(self, "record", _freeze(dict(self.record), "record"))
+        self.confidence_source  # noqa: B018 — validated on creation, not on first use
+
+    @property
+    def confidence_source(self) -> str:
+        """Where the training answers' confidences came from ("verbal" or "token_probability")."""
+        from imad.critique.call import CONFIDENCE_SOURCES
+
+        data = self.record.get("data") or {}
+        sources = tuple(data.get("confidence_sources") or (DEFAULT_CONFIDENCE_SOURCE,))
+        if len(sources) != 1 or sources[0] not in CONFIDENCE_SOURCES:
+            raise CheckpointError(
+                f"router {self.name!r}: data.confidence_sources must name one of "
+                f"{list(CONFIDENCE_SOURCES)}, got {list(sources)}; retrain on answers of one source"
+            )
+        return str(sources[0])
+
+    def with_threshold(self, tau: float, method: str) -> RouterConfig:
+        return replace(self, threshold=Threshold(tau, method))
+
+    def renamed(self, name: str) -> RouterConfig:
+        return replace(self, name=name)
+
+    def with_record(self, **sections: Any) -> RouterConfig:
+        """A copy whose record has these top-level sections added or replaced."""
+        return replace(self, record={**thaw(self.record), **sections})
+
+    # --- config.json ----------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config.json content (core keys first, then the record, in its own order)."""
+        core: dict[str, Any] = {"format": CHECKPOINT_FORMAT, "schema_version": CHECKPOINT_SCHEMA_VERSION,
+                                "name": self.name}
+        if self.imad_version is not None:
+            core["imad_version"] = self.imad_version
+        core |= {
+            "model": self.model.to_dict(),
+            "features": {"schema_version": self.features.schema_version, "hash": self.features.hash,
+                         "names": list(self.features.names), "raw_input": self.features.raw_input},
+            "scaler": {"kind": self.scaler.kind, "mean": list(self.scaler.mean),
+                       "scale": list(self.scaler.scale)},
+            "threshold": {"tau": self.threshold.tau, "method": self.threshold.method},
+            "weights": {"file": "model.safetensors", "sha256": self.weights_sha256},
+        }
+        return {**core, **{k: v for k, v in thaw(self.record).items() if k not in _CORE_KEYS}}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> RouterConfig:
+        """Validate a parsed config.json; `ConfigError` names the first bad field."""
+        _check_depth(data)
+        if not isinstance(data, dict):
+            raise ConfigError("config.json", f"must be a JSON object, got {type(data).__name__}")
+        if data.get("format") != CHECKPOINT_FORMAT:
+            raise ConfigError("format", f"expected {CHECKPOINT_FORMAT!r}, got {data.get('format')!r}")
+        model = _section(data, "model")
+        features = _section(data, "features")
+        scaler = _section(data, "scaler")
+        threshold = _section(data, "threshold")
+        weights = _section(data, "weights")
+        try:
+            net = RouterNetConfig.from_dict(model)
+        except TypeError as error:
+            raise ConfigError("model", str(error)) from error
+        names = features.get("names")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError("features.names", "must be a list of feature names")
+        return cls(
+            model=net,
+            features=FeatureSpec(
+                names=tuple(names),
+                schema_version=_integer(features.get("schema_version"), "features.schema_version"),
+                hash=_text(features.get("hash"), "features.hash"),
+                raw_input=_text(features.get("raw_input", CONFIDENCE_FEATURE), "features.raw_input"),
+            ),
+            scaler=Scaler(mean=_numbers(scaler.get("mean"), "scaler.mean"),
+                          scale=_numbers(scaler.get("scale"), "scaler.scale"),
+                          kind=_text(scaler.get("kind", Scaler.kind), "scaler.kind")),
+            threshold=Threshold(tau=_number(threshold.get("tau"), "threshold.tau"),
+                                method=_text(threshold.get("method", "not recorded"),
+                                             "threshold.method")),
+            name=_text(data.get("name", "imad-router"), "name"),
+            imad_version=(None if data.get("imad_version") is None
+                          else _text(data["imad_version"], "imad_version")),
+            weights_sha256=_text(weights.get("sha256"), "weights.sha256"),
+            record={k: v for k, v in data.items() if k not in _CORE_KEYS},
+        )
+
+
+# --- strict readers -----------------------------------------------------------------------------
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _number(value: Any, name: str) -> float:
+    if not _is_number(value):
+        raise ConfigError(name, f"must be a finite number, got {_show(value)}")
+    return float(value)
+
+
+def _integer(value: Any, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ConfigError(name, f"must be an integer, got {_show(value)}")
+    return value
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(name, f"must be a string, got {_show(value)}")
+    return value
+
+
+def _numbers(value: Any, name: str) -> tuple[float, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(name, f"must be a list of numbers, got {_show(value)}")
+    return tuple(_number(item, f"{name}[{index}]") for index, item in enumerate(value))
+
+
+def _section(data: dict[str, Any], key: str) -> dict[str, Any]:
+    section = data.get(key)
+    if not isinstance(section, dict):
+        raise ConfigError(key, "section missing or not a JSON object")
+    return section
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_depth(data: Any) -> None:
+    """Refuse nesting deeper than MAX_RECORD_DEPTH (iteratively: no RecursionError)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_RECORD_DEPTH:
+            raise ConfigError("config.json", f"nested deeper than {MAX_RECORD_DEPTH} levels")
+        if isinstance(value, dict):
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+
+
+def _freeze(value: Any, name: str) -> Any:
+    """A read-only deep copy: dicts become mapping proxies, lists tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): _freeze(v, name) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v, name) for v in value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if hasattr(value, "item") and hasattr(value, "dtype"):  # a numpy scalar from a metric
+        return value.item()
+    raise ConfigError(name, f"holds a {type(value).__name__}, which config.json cannot store")
+
+
+def thaw(value: Any) -> Any:
+    """A plain, mutable deep copy of a frozen record (dicts and lists, JSON-ready)."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return copy.copy(value)

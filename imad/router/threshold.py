@@ -1,0 +1,202 @@
+"""Choose the router's threshold τ and write it into a new checkpoint version (SPEC §7, §10).
+
+Used by `imad calibrate` (validation answers from corpus files) and `python -m
+training.calibrate` (the router's own validation split, which needs the training code). Two ways
+to say what τ should achieve:
+- a target trigger rate R: the share of questions escalated to a debate;
+- a token budget B (expected tokens per question): with S tokens per self-critique call and D
+  extra tokens per debate, a question costs S + r·D on average, so R = (B − S) / D.
+
+Unparsed answers always escalate, so they count as triggered and use up part of R. τ escalates
+the largest share of questions that does not exceed R: with the scores sorted,
+p_(1) ≤ … ≤ p_(n), escalating the k lowest (p < τ) means p_(k) < τ ≤ p_(k+1), and τ is the
+midpoint of that gap (ties can make a rate unreachable; then the next lower one is taken). The
+result is saved as a new checkpoint (`imad-router-v1` → `imad-router-v1.1`, or `--out`) whose
+config.json records τ, the method in words, and every number it was chosen from.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from imad.errors import ConfigError, DatasetError
+from imad.router.registry import resolve_checkpoint
+from imad.router.router import Router
+
+TAU_MARGIN = 1e-6
+"""τ is kept within [TAU_MARGIN, 1 − TAU_MARGIN]: a checkpoint's τ must lie in (0, 1)."""
+
+
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """τ and what it does on the validation answers."""
+
+    tau: float
+    target_rate: float
+    achieved_rate: float
+    """Share of all validation questions escalated at τ (unparsed ones included)."""
+    escalated: int
+    questions: int
+    unparsed: int
+    kept_accuracy: float | None
+    """Accuracy of the validation answers kept at τ (None when none is kept)."""
+
+
+@dataclass(frozen=True)
+class ValidationSet:
+    """The router's scores on labelled validation answers, and where they came from."""
+
+    p: np.ndarray
+    labels: np.ndarray
+    unparsed: int
+    source: dict[str, Any]
+    mean_call_tokens: float | None = None
+    """Mean prompt + completion tokens of one self-critique call (None when not recorded)."""
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """The new checkpoint, the choice, and what it was chosen on."""
+
+    checkpoint: Path
+    router: Router
+    choice: ThresholdChoice
+    record: dict[str, Any]
+
+
+def tau_for_trigger_rate(p: np.ndarray, labels: np.ndarray, rate: float,
+                         unparsed: int = 0) -> ThresholdChoice:
+    """The τ that escalates the largest share ≤ `rate` of the questions (module docstring)."""
+    check_rate(rate)
+    scores = np.sort(np.asarray(p, dtype=np.float64).reshape(-1))
+    questions = scores.size + unparsed
+    if scores.size == 0:
+        raise DatasetError("the validation corpus has no parsed answers to choose τ on")
+    allowed = math.floor(rate * questions + 1e-9) - unparsed
+    if allowed < 0:
+        raise DatasetError(f"{unparsed} of {questions} validation answers are unparsed and always "
+                           f"escalate ({unparsed / questions:.1%}), more than the target rate "
+                           f"{rate:.1%}")
+    k = min(allowed, scores.size)
+    while 0 < k < scores.size and scores[k - 1] == scores[k]:
+        k -= 1  # ties: τ cannot split equal scores, take the next lower reachable count
+    lower = scores[k - 1] if k > 0 else 0.0
+    upper = scores[k] if k < scores.size else 1.0
+    tau = float(min(max((lower + upper) / 2.0, TAU_MARGIN), 1.0 - TAU_MARGIN))
+    probabilities = np.asarray(p, dtype=np.float64).reshape(-1)
+    kept = probabilities >= tau
+    escalated = unparsed + int((~kept).sum())
+    y = np.asarray(labels).reshape(-1)
+    return ThresholdChoice(
+        tau=tau, target_rate=rate, achieved_rate=escalated / questions, escalated=escalated,
+        questions=questions, unparsed=unparsed,
+        kept_accuracy=float(y[kept].mean()) if kept.any() else None,
+    )
+
+
+def check_rate(rate: float) -> None:
+    if not (isinstance(rate, (int, float)) and math.isfinite(rate) and 0.0 < rate < 1.0):
+        raise ConfigError("target trigger rate (--target-trigger-rate)",
+                          f"must be a number strictly between 0 and 1, got {rate!r}")
+
+
+def rate_for_token_budget(budget: float, single_tokens: float, debate_tokens: float) -> float:
+    """R = (B − S) / D: the trigger rate a budget of B tokens per question allows."""
+    if not (math.isfinite(debate_tokens) and debate_tokens > 0):
+        raise ConfigError("debate tokens (--debate-tokens)",
+                          f"must be > 0 extra tokens per debate, got {debate_tokens!r}")
+    if not (math.isfinite(single_tokens) and single_tokens > 0):
+        raise ConfigError("single-call tokens (--single-tokens)", f"must be > 0, got {single_tokens!r}")
+    rate = (budget - single_tokens) / debate_tokens
+    if not 0.0 < rate < 1.0:
+        raise ConfigError(
+            "token budget (--token-budget)",
+            f"{budget:g} tokens per question with {single_tokens:g} per self-critique and "
+            f"{debate_tokens:g} per debate gives a trigger rate of {rate:.3g}; the budget must lie "
+            f"strictly between {single_tokens:g} (never debate) and {single_tokens + debate_tokens:g} "
+            "(always debate)")
+    return rate
+
+
+def next_version_path(path: Path) -> Path:
+    """`…-v1` → `…-v1.1`, `…-v1.1` → `…-v1.2` (a name without `-vN` gets `-v1.1`); the first
+    such directory that does not exist yet."""
+    match = re.fullmatch(r"(?P<stem>.*-v\d+)(?:\.(?P<minor>\d+))?", path.name)
+    stem = match.group("stem") if match else f"{path.name}-v1"
+    minor = int(match.group("minor") or 0) + 1 if match else 1
+    while path.with_name(f"{stem}.{minor}").exists():
+        minor += 1
+    return path.with_name(f"{stem}.{minor}")
+
+
+def calibrate_router(router_path: str | Path | None, validation: Callable[[Router], ValidationSet], *,
+                     target_rate: float | None = None, token_budget: float | None = None,
+                     debate_tokens: float | None = None, single_tokens: float | None = None,
+                     out: str | Path | None = None, overwrite: bool = False) -> CalibrationResult:
+    """Choose τ (by rate or budget) on `validation(router)`, save a new checkpoint version, and
+    reload it to check. `router_path` is a shipped name or a directory (None: the default)."""
+    if (target_rate is None) == (token_budget is None):
+        raise ConfigError("target", "give exactly one of --target-trigger-rate and --token-budget")
+    if target_rate is not None:
+        check_rate(target_rate)
+    if token_budget is not None and debate_tokens is None:
+        raise ConfigError("debate tokens (--debate-tokens)", "a token budget needs the extra tokens "
+                          "one debate costs (e.g. --debate-tokens 4000)")
+    source_path = resolve_checkpoint(router_path)
+    router = Router.load(source_path)
+    destination = Path(out) if out is not None else next_version_path(source_path)
+    if destination.resolve() == source_path.resolve():
+        raise ConfigError("out (--out)", "the new checkpoint must not replace the one it comes from")
+    if destination.exists() and any(destination.iterdir()) and not overwrite:
+        raise ConfigError("out (--out)", f"{destination} exists and is not empty; choose another "
+                          "directory or pass --overwrite")
+    scores = validation(router)
+    budget: dict[str, Any] | None = None
+    if token_budget is not None:
+        single = single_tokens if single_tokens is not None else scores.mean_call_tokens
+        if single is None:
+            raise DatasetError("no corpus records to measure the self-critique's token cost; pass "
+                               "--single-tokens")
+        target_rate = rate_for_token_budget(token_budget, single, float(debate_tokens))
+        budget = {"tokens_per_question": token_budget, "single_call_tokens": single,
+                  "single_call_tokens_source": "given" if single_tokens is not None else
+                  "mean of the corpus records", "debate_tokens": debate_tokens}
+    choice = tau_for_trigger_rate(scores.p, scores.labels, float(target_rate), scores.unparsed)
+    method = describe_choice(choice, budget, scores.source)
+    record = {"method": method, "choice": asdict(choice), "token_budget": budget,
+              "validation": scores.source,
+              "parent": {"name": router.name, "path": str(source_path), "tau": router.tau,
+                         "tau_method": router.tau_method}}
+    sections: dict[str, Any] = {"calibration": record}
+    if "metrics" in router.config.record:  # they stay as measured, at the threshold of that time
+        sections["metrics"] = {"tau": router.tau, **router.metadata["metrics"]}
+    calibrated = router.with_config(
+        router.config.with_threshold(choice.tau, method).with_record(**sections).renamed(destination.name))
+    calibrated.save(destination)
+    reloaded = Router.load(destination)
+    if reloaded.tau != choice.tau:
+        raise DatasetError(f"{destination} was written with τ {reloaded.tau}, expected {choice.tau}")
+    return CalibrationResult(destination, reloaded, choice, record)
+
+
+def describe_choice(choice: ThresholdChoice, budget: dict[str, Any] | None,
+                    source: dict[str, Any]) -> str:
+    """The one-line `threshold.method` written into config.json."""
+    why = f"target trigger rate {choice.target_rate:.4g}"
+    if budget is not None:
+        why += (f" from a budget of {budget['tokens_per_question']:g} tokens/question "
+                f"({budget['single_call_tokens']:.0f} per self-critique + "
+                f"{budget['debate_tokens']:g} per debate)")
+    reached = ("the largest share not above the target" if choice.achieved_rate <= choice.target_rate
+               else "the smallest share reachable (the lowest scores are tied at 0)")
+    return (f"chosen by imad calibrate for a {why} on {choice.questions} validation answers "
+            f"({source['kind']}, {choice.unparsed} unparsed): escalates {choice.escalated}/"
+            f"{choice.questions} = {choice.achieved_rate:.4g}, {reached}; τ is the midpoint "
+            "between neighbouring scores")

@@ -1,0 +1,73 @@
+"""Imports run one way (SPEC §1): nothing the runtime loads pulls in `training` or its stack.
+
+Two checks: a real run in a fresh interpreter (import imad, load the default router, decide on
+a recorded self-critique, import the modules behind `imad ask`, `imad critique`, `imad serve`
+and `imad calibrate`) records every module loaded; and a scan of the source finds no import
+of `training` under `imad/` or `features/`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FORBIDDEN = ("training", "lightning", "datasets")
+NOT_IN_CORE = (*FORBIDDEN, "sklearn")
+"""Not imported by runtime source. (scikit-learn may still load at run time: nltk, which textstat
+imports, uses it when it happens to be installed.)"""
+RECORDED = ROOT / "corpus" / "smollm2-135m-instruct-q4_1" / "eval" / "medqa.jsonl"
+
+_RUN = """
+import importlib, json, sys
+import imad
+from imad.critique.schema import CritiqueResponse
+
+record = json.loads(open(sys.argv[1], encoding="utf-8").readline())
+router = imad.Router.load()
+decision = router.decide(record["question"]["text"], CritiqueResponse.from_dict(record["parsed"]))
+for module in ("imad.cli.main", "imad.cli.ask", "imad.cli.critique", "imad.cli.serve",
+               "imad.cli.calibrate", "imad.router.threshold", "imad.router.calibration_set",
+               "imad.serve.app", "imad.serve.factory", "imad.pipeline", "imad.debate"):
+    importlib.import_module(module)
+print(json.dumps({"p": decision.p, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_runtime_loads_no_training_module():
+    result = subprocess.run([sys.executable, "-c", _RUN, str(RECORDED)], capture_output=True,
+                            text=True, check=True, cwd=ROOT)
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert 0.0 <= report["p"] <= 1.0
+    loaded = [m for m in report["modules"] if m.split(".")[0] in FORBIDDEN]
+    assert loaded == []
+    assert "imad.serve.app" in report["modules"] and "features" in report["modules"]
+
+
+def imported_packages(path: Path) -> set[str]:
+    """Top-level names of every import in a source file, including imports inside functions."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_no_runtime_source_imports_training():
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(imported_packages(path) & set(NOT_IN_CORE))
+        for package in ("imad", "features")
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_scan_sees_imports_inside_functions(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from training.fit import fit\n    import lightning as L\n")
+    assert imported_packages(source) == {"training", "lightning"}

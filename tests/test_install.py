@@ -1,0 +1,95 @@
+"""The wheel is a working library on its own (issue 13): built from this tree, installed with
+`pip install --no-deps --target TMP`, and used from a directory outside the repository, it
+loads the shipped routers by name and scores a recorded answer bit for bit like the source tree.
+
+The dependencies come from the running environment (`--no-deps`); the wheel is built without
+build isolation so the test needs no network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import imad
+from imad.critique.schema import CritiqueResponse
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = ROOT / "corpus" / "smollm2-135m-instruct-q4_1" / "eval" / "medqa.jsonl"
+
+_SCORE = """
+import json, sys
+import imad
+from imad.critique.schema import CritiqueResponse
+
+record = json.loads(open(sys.argv[1], encoding="utf-8").readline())
+response = CritiqueResponse.from_dict(record["parsed"])
+result = {"file": imad.__file__, "version": imad.__version__, "names": imad.available_routers()}
+for name in result["names"]:
+    result[name] = imad.Router.load(name).decide(record["question"]["text"], response).p.hex()
+print(json.dumps(result))
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "--quiet", "-w", str(out), str(ROOT)], check=True, cwd=out)
+    (found,) = out.glob("imad-*.whl")
+    return found
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_every_router(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for router in imad.available_routers():
+        for file in ("config.json", "model.safetensors", "README.md"):
+            assert f"imad/_checkpoints/{router}/{file}" in names
+    assert not any(name.startswith(("checkpoints/", "tests/")) for name in names)
+
+
+@pytest.mark.slow
+def test_installed_wheel_scores_like_the_source_tree(wheel, tmp_path):
+    target, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target",
+                    str(target), str(wheel)], check=True)
+    env = {**os.environ, "PYTHONPATH": str(target)}  # TMP first; nothing of the checkout
+    result = subprocess.run([sys.executable, "-c", _SCORE, str(RECORDED)], capture_output=True,
+                            text=True, check=True, cwd=elsewhere, env=env)
+    installed = json.loads(result.stdout.strip().splitlines()[-1])
+    assert Path(installed["file"]).is_relative_to(target)
+    assert installed["version"] == imad.__version__
+    assert installed["names"] == imad.available_routers()
+    record = json.loads(RECORDED.read_text(encoding="utf-8").splitlines()[0])
+    response = CritiqueResponse.from_dict(record["parsed"])
+    for name in installed["names"]:
+        p = imad.Router.load(name).decide(record["question"]["text"], response).p
+        assert installed[name] == p.hex()
+
+
+@pytest.mark.slow
+def test_the_sdist_carries_the_routers_and_builds_a_wheel_with_them(tmp_path):
+    subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
+                    "build_meta.build_sdist(sys.argv[1])", str(tmp_path)], check=True, cwd=ROOT,
+                   capture_output=True)
+    (sdist,) = tmp_path.glob("imad-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = set(archive.getnames())
+        archive.extractall(tmp_path / "src", filter="data")
+    top = sdist.name.removesuffix(".tar.gz")
+    for router in imad.available_routers():
+        assert f"{top}/checkpoints/{router}/model.safetensors" in names
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "--quiet", "-w", str(tmp_path / "wheel"), str(tmp_path / "src" / top)], check=True)
+    (wheel,) = (tmp_path / "wheel").glob("imad-*.whl")
+    assert {f"imad/_checkpoints/{r}/config.json" for r in imad.available_routers()} <= set(
+        zipfile.ZipFile(wheel).namelist())
