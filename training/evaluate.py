@@ -16,7 +16,7 @@ Outputs in `--out`: report.md, report.json (every number) and reliability-<datas
 `--limit N` takes N questions per dataset: for the built-in datasets a seeded sample
 stratified by subject/task/category (`training.data.sampling`); for a generic file its first N.
 
-`--e2e` runs the end-to-end benchmark on the same questions instead (`training.evaluation.e2e`):
+`--e2e` runs the end-to-end benchmark on the same questions instead (`training.e2e.benchmark`):
 CoT, self-consistency, full MAD, DOWN, iMAD+AceMAD and iMAD+SVR-MAD, every call through a
 record/replay cache (`--e2e-cache`, default runs/e2e-calls.sqlite), reported as accuracy,
 tokens/question, ApT, messages/question and the iMAD decision breakdown beside the paper's
@@ -44,18 +44,17 @@ from imad.llm.types import ChatModel
 from imad.router import DEFAULT_CHECKPOINT, Router
 from training.baselines import BASELINES, LogisticBaseline, fit_logistic_baseline
 from training.data import load_questions
+from training.e2e.config import DEFAULT_E2E_CACHE, E2EConfig
+from training.e2e.methods import E2E_METHODS
 from training.entry_args import add_debug_flag
 from training.evaluation.config import (
     BUILT_IN_DATASETS,
     DEFAULT_CORPUS_DIR,
-    DEFAULT_E2E_CACHE,
     DEFAULT_FEATURE_CACHE,
     DEFAULT_OUT,
-    E2EConfig,
     EvaluateConfig,
     dataset_name,
 )
-from training.evaluation.e2e_methods import E2E_METHODS
 from training.evaluation.plots import save_reliability_diagram
 from training.evaluation.report import (
     REPORT_SCHEMA,
@@ -317,7 +316,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 def _print_e2e(config: E2EConfig, as_json: bool) -> int:
-    from training.evaluation.e2e import evaluate_e2e
+    from training.e2e.benchmark import evaluate_e2e
 
     result = evaluate_e2e(config)
     if as_json:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ sys.path.insert(0, str(REPO_ROOT / "notebooks"))
 from execute import NAMES, execute  # noqa: E402
 
 pytestmark = pytest.mark.slow
-BUDGET_S = 120
 
 
 def outputs(notebook: dict) -> list[dict]:
@@ -35,17 +33,14 @@ def test_kernel_is_this_interpreter():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs_and_shows_plots(name, tmp_path):
-    started = time.perf_counter()
     execute(REPO_ROOT / "notebooks" / name, tmp_path / name)
-    seconds = time.perf_counter() - started
     notebook = json.loads((tmp_path / name).read_text())
     produced = outputs(notebook)
     assert not [o for o in produced if o["output_type"] == "error"]
     images = [o for o in produced if "image/png" in o.get("data", {})]
     assert len(images) >= 2
     text = "".join("".join(o.get("text", "")) for o in produced)
-    assert "Corpus: " in text and ("shipped corpus" in text or "SYNTHETIC fixture" in text)
-    assert seconds < BUDGET_S * 2  # CI budget 2 minutes; slack for a busy machine
+    assert "Corpus: the shipped corpus " in text  # the notebooks never fall back to a test corpus
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -67,11 +67,10 @@ def test_timeout_is_a_504_and_the_slot_is_held_until_the_work_ends(start_server,
     chat = BlockingChat()
     server = start_server(ServeSettings(max_concurrency=1, request_timeout_s=0.5), echo_factory(chat))
     client = client_for(server)
-    started = time.monotonic()
-    with pytest.raises(openai.APIStatusError) as caught:
+    with pytest.raises(openai.APIStatusError) as caught:  # the model blocks until released
         client.chat.completions.create(model="imad-svrmad-0", messages=ask(1))
     assert caught.value.status_code == 504 and caught.value.code == "request_timeout"
-    assert "0.5 s" in caught.value.message and time.monotonic() - started < 10
+    assert "0.5 s" in caught.value.message
     assert in_flight(server) == 1  # the abandoned pipeline still runs: it keeps its slot
     with pytest.raises(openai.RateLimitError):
         client.chat.completions.create(model="imad-svrmad-0", messages=ask(2))

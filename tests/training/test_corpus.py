@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -113,39 +112,49 @@ def test_order_is_a_stable_permutation(fixture_data_dir):
     assert model_slug("SmolLM2-135M-Instruct Q4_1") == "smollm2-135m-instruct-q4_1"
 
 
-SLOW_SCRIPT = """
-import json, sys, time
+STOPPING_SCRIPT = """
+import json, sys, threading
 from imad.critique.call import SelfCritique
 from imad.llm.scripted import ScriptedChat
 from training.corpus import build_corpus
 from training.data import load_questions
 from tests.training.test_corpus import answer_yes
 
-def slow(request):
-    time.sleep(0.15)
+calls = 0
+
+def stopping(request):
+    # Call number {stop_at} tells the parent it is in flight, then never returns.
+    global calls
+    calls += 1
+    if calls == {stop_at}:
+        print("in flight", flush=True)
+        threading.Event().wait()
     return answer_yes(request)
 
 questions = load_questions("pubmedqa", data_dir={data!r})
-build_corpus(questions, SelfCritique(ScriptedChat(slow)), __import__("pathlib").Path({out!r}),
+build_corpus(questions, SelfCritique(ScriptedChat(stopping)), __import__("pathlib").Path({out!r}),
              progress=False)
 """
 
 
 def test_sigkill_mid_run_loses_at_most_the_in_flight_record(fixture_data_dir, tmp_path):
+    """Killed while its 6th call is in flight, the run has written exactly 5 whole records; a
+    rerun adds the rest, in order. The child says when it is blocked, so no timing is involved."""
     out = tmp_path / "c.jsonl"
-    script = SLOW_SCRIPT.format(data=str(fixture_data_dir), out=str(out))
+    script = STOPPING_SCRIPT.format(data=str(fixture_data_dir), out=str(out), stop_at=6)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    process = subprocess.Popen([sys.executable, "-c", script], env=env)
-    deadline = time.monotonic() + 60
-    while (not out.exists() or out.read_text().count("\n") < 5) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    process = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                               text=True)
+    assert process.stdout.readline() == "in flight\n"  # EOF ("") if the child died instead
     os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=10)
+    process.wait(timeout=60)
+    process.stdout.close()
     written = [r.question_id for r in read_records(out)]
-    assert 5 <= len(written) < 20
-    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120)
-    final = [r.question_id for r in read_records(out)]
     questions = load_questions("pubmedqa", data_dir=fixture_data_dir)
+    assert len(written) == 5 and len(questions) > 6
+    rerun = STOPPING_SCRIPT.format(data=str(fixture_data_dir), out=str(out), stop_at=0)
+    subprocess.run([sys.executable, "-c", rerun], env=env, check=True, timeout=120)
+    final = [r.question_id for r in read_records(out)]
     assert final == [q.id for q in questions]  # nothing lost, nothing repeated, same order
     assert final[: len(written)] == written
 

@@ -8,5 +8,6 @@
 - `report`: the JSON document and the Markdown report;
 - `plots`: reliability diagrams (matplotlib, imported lazily);
 - `ablation`, `corpus_choice`: what the notebooks (notebooks/) train and on which corpus.
-The orchestration and the command line are in `training.evaluate`.
+The orchestration and the command line are in `training.evaluate`; the end-to-end benchmark
+(`--e2e`) is its own package, `training.e2e`.
 """

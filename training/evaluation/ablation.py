@@ -24,7 +24,8 @@ import features
 from imad.errors import ConfigError
 from imad.router import Router
 from training.config import FitConfig
-from training.datamodule import CorpusDataModule, CorpusTable
+from training.corpus_table import CorpusTable
+from training.datamodule import CorpusDataModule
 from training.export import build_router
 from training.metrics import score_report
 from training.module import RouterModule

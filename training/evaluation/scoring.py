@@ -21,8 +21,8 @@ from imad.router import Router
 from imad.router.router import CONFIDENCE_FEATURE
 from training.baselines import LogisticBaseline, confidence_probabilities
 from training.corpus_store import CorpusRecord
-from training.datamodule import _extract_cached as extract_features
 from training.evaluation.responses import DatasetResponses
+from training.feature_cache import extract_features
 from training.metrics import bin_indices, calibration_bins, score_report
 
 SCORERS = ("router", "confidence_initial", "logistic_regression")
@@ -77,7 +77,7 @@ def score_dataset(responses: DatasetResponses, router: Router,
     if parsed:
         matrix = extract_features([str(r.question["text"]) for r in parsed],
                                   [CritiqueResponse.from_dict(r.parsed) for r in parsed],
-                                  feature_cache, False)
+                                  cache=feature_cache)
         column = router.feature_names.index(CONFIDENCE_FEATURE)
         probabilities["router"] = router.predict_proba(matrix)
         probabilities["confidence_initial"] = confidence_probabilities(matrix, column)

@@ -24,7 +24,8 @@ import numpy as np
 
 from imad.errors import DatasetError
 from imad.router import Router
-from training.datamodule import corpus_files, load_corpus, stratified_split
+from training.corpus_table import corpus_files, load_corpus
+from training.split import stratified_split
 
 DEFAULT_VALIDATION_FRACTION = 0.2
 DEFAULT_SPLIT_SEED = 42

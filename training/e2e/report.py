@@ -2,8 +2,8 @@
 
 Written to `--out` as e2e-report.json and e2e-report.md (beside the calibration run's
 report.json/report.md). The JSON holds, per dataset and method, the summary numbers
-(`training.evaluation.e2e_metrics`) and every question's outcome; the paper's reference
-numbers (`training.evaluation.paper_table3`) sit beside ours, labelled as another model's. No
+(`training.e2e.metrics`) and every question's outcome; the paper's reference
+numbers (`training.e2e.paper_table3`) sit beside ours, labelled as another model's. No
 timestamps or wall times are written, so the same cache gives the same bytes.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from imad.debate.base import AgentConfig
-from training.evaluation.e2e_methods import FULL_MAD, TOKEN_GOAL
-from training.evaluation.e2e_metrics import (
+from training.e2e.methods import FULL_MAD, TOKEN_GOAL
+from training.e2e.metrics import (
     DECISIONS,
     TRANSITION_MARKS,
     TRANSITIONS,
@@ -24,7 +24,7 @@ from training.evaluation.e2e_metrics import (
     summarise,
     versus_full_mad,
 )
-from training.evaluation.paper_table3 import (
+from training.e2e.paper_table3 import (
     DATASET_ROWS,
     MEAN_OF_SIX,
     PAPER,

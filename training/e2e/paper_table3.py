@@ -9,7 +9,7 @@ in absolute terms. Copied exactly from the two sources this repository holds:
 
 The summary does not reproduce the paper's full results table (Table 3) or define ApT; only
 the numbers below are available here, and ApT for them is computed with our definition
-(`training.evaluation.e2e_metrics.accuracy_per_100k_tokens`).
+(`training.e2e.metrics.accuracy_per_100k_tokens`).
 """
 
 from __future__ import annotations

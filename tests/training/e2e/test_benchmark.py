@@ -1,5 +1,6 @@
-"""`python -m training.evaluate --e2e`: exact numbers on a scripted case, the call cache, failures,
-bad inputs, and one run with the real embedded model (marked `llm`).
+"""The end-to-end benchmark and its command line (`python -m training.evaluate --e2e`): exact
+numbers on a scripted case, the call cache, failures, bad inputs, and one run with the real
+embedded model (marked `llm`).
 
 The scripted case: four MedQA fixture questions; the self-critique is right on the first two;
 every other call (debate agents, CoT, samples) answers right on questions 1, 3 and 4; the
@@ -24,16 +25,15 @@ from imad.pipeline import Pipeline, router_confidence_source
 from imad.router.decision import RouterDecision
 from tests.router.router_helpers import make_router
 from training.data import load_questions
+from training.e2e.benchmark import evaluate_e2e
+from training.e2e.config import E2EConfig
+from training.e2e.metrics import DECISIONS, TRANSITIONS
+from training.e2e.paper_table3 import SPEC_SOURCE
+from training.e2e.report import E2E_JSON_FILE, E2E_MARKDOWN_FILE
 from training.evaluate import main, parse_backend_options
-from training.evaluation.config import E2EConfig
-from training.evaluation.e2e import evaluate_e2e
-from training.evaluation.e2e_metrics import DECISIONS, TRANSITIONS
-from training.evaluation.e2e_report import E2E_JSON_FILE, E2E_MARKDOWN_FILE
-from training.evaluation.paper_table3 import QUOTES, SPEC_SOURCE
 from training.evaluation.responses import collect_responses
 
-FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+FIXTURE_DATA = Path(__file__).resolve().parents[2] / "fixtures" / "datasets"
 CRITIQUE_RIGHT = (True, True, False, False)
 AGENTS_RIGHT = (True, False, True, True)
 CONFIDENCE = (95, 95, 40, 40)  # DOWN (θ = 0.8) keeps questions 1 and 2, debates 3 and 4
@@ -334,18 +334,6 @@ def test_backend_options_are_parsed_as_json():
                                   "mad.n_rounds=3"]) == {
         "mad": {"n_agents": 2, "n_rounds": 3}, "down": {"theta": 0.5},
         "acemad": {"aggregation": "hard"}}
-
-
-@pytest.mark.skipif(not (SHARED / "papers" / "imad.txt").is_file(), reason="needs ../shared")
-def test_paper_numbers_are_copied_verbatim():
-    sources = {"papers/imad.txt": (SHARED / "papers" / "imad.txt").read_text(encoding="utf-8"),
-               "SPEC §11": (SHARED / "SPEC.md").read_text(encoding="utf-8")}
-    for lines in QUOTES.values():
-        for quote, source in lines:
-            text = next(t for name, t in sources.items() if source.startswith(name))
-            assert quote in " ".join(text.split()), quote  # the SPEC's lines are wrapped
-    assert ("Mean over 6 datasets: CoT 81.1% @ 1,324 tokens; full MAD 84.7% @ 5,701; DOWN 82.3% "
-            "@ 1,833; iMAD 86.4% @ 2,053") in " ".join(sources["SPEC §11"].split())
 
 
 @pytest.mark.llm

@@ -1,13 +1,13 @@
 """End-to-end benchmark (`python -m training.evaluate --e2e`, SPEC §10): accuracy and cost of
 CoT, self-consistency, full MAD, DOWN and iMAD with AceMAD or SVR-MAD on the same questions.
 
-Every LLM call goes through one record/replay cache (`training.evaluation.e2e_calls`), so a
+Every LLM call goes through one record/replay cache (`training.e2e.calls`), so a
 rerun or a resumed run replays what was already asked. Each method answers each question once;
 the tokens of a question are those of every call its method made, counted at the chat-model
 layer (prompt + completion, replayed calls included). A typed imad error on one question is
 recorded for that question and the run goes on; in replay mode a call missing from the cache
 marks its question as failed, so no number is computed from a partial replay. The numbers and
-the report are built by `training.evaluation.e2e_report`.
+the report are built by `training.e2e.report`.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from imad.pipeline import Pipeline, router_confidence_source
 from imad.question import Question
 from imad.router import DEFAULT_CHECKPOINT, Router
 from training.data import load_questions
-from training.evaluation.config import E2EConfig, dataset_name
-from training.evaluation.e2e_calls import CallUsage, MeteredChat, open_call_cache, prime_from_corpus
-from training.evaluation.e2e_methods import E2E_METHODS, Method
-from training.evaluation.e2e_report import build_document, write_e2e_report
+from training.e2e.calls import CallUsage, MeteredChat, open_call_cache, prime_from_corpus
+from training.e2e.config import E2EConfig
+from training.e2e.methods import E2E_METHODS, Method
+from training.e2e.report import build_document, write_e2e_report
+from training.evaluation.config import dataset_name
 from training.evaluation.responses import check_questions
 
 

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from training.evaluation.e2e_methods import TOKEN_GOAL
+from training.e2e.methods import TOKEN_GOAL
 
 TRANSITIONS = ("right_to_right", "right_to_wrong", "wrong_to_right", "wrong_to_wrong")
 TRANSITION_MARKS = {"right_to_right": "✓→✓", "right_to_wrong": "✓→✗",
@@ -30,7 +30,7 @@ DECISIONS = ("skip", "trigger")
 
 
 class Outcome(Protocol):
-    """What the metrics read of one answered question (`e2e.QuestionOutcome`)."""
+    """What the metrics read of one answered question (`training.e2e.benchmark.QuestionOutcome`)."""
 
     correct: bool
     prompt_tokens: int

@@ -1,0 +1,87 @@
+"""The typed settings of the end-to-end benchmark (`python -m training.evaluate --e2e`, SPEC §10).
+
+`E2EConfig` is frozen and checked on creation: invalid values raise `ConfigError` naming the
+field and its command-line flag. The dataset, --limit, --max-tokens and --confidence-source
+checks are the calibration run's (`training.evaluation.config.check_run_settings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from imad.errors import ConfigError
+from imad.llm.cache import CACHE_MODES
+from training.e2e.methods import E2E_METHODS
+from training.evaluation.config import DEFAULT_CORPUS_DIR, DEFAULT_OUT, check_run_settings
+
+DEFAULT_E2E_CACHE = "runs/e2e-calls.sqlite"
+
+
+@dataclass(frozen=True)
+class E2EConfig:
+    """Everything one end-to-end run (`python -m training.evaluate --e2e`) depends on."""
+
+    datasets: tuple[str, ...]
+    """Registered dataset names or generic .jsonl files, as for the calibration run."""
+    router: str | None = None
+    """Checkpoint of the iMAD methods' router (None: the shipped one); unused without them."""
+    llm: str = "local"
+    """Chat back-end spec (`imad.llm.spec`) that every method calls."""
+    limit: int | None = None
+    methods: tuple[str, ...] = tuple(E2E_METHODS)
+    """Names in `training.e2e.methods.E2E_METHODS`, run in this order."""
+    cache: str = DEFAULT_E2E_CACHE
+    """The SQLite record/replay cache every call goes through (`imad.llm.cache.CachedChat`)."""
+    cache_mode: str = "record"
+    """record: replay hits, call the model on misses; replay: never call the model;
+    refresh: call the model for every request and overwrite."""
+    tau: float | None = None
+    """Override the router's τ for the iMAD methods (None: the checkpoint's)."""
+    backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per debate back-end (`imad.debate.BACKENDS` name), config fields overriding its
+    defaults; they apply wherever that back-end runs (alone, or as iMAD's target)."""
+    corpus_dir: str | None = DEFAULT_CORPUS_DIR
+    """Where the calibration run cached its self-critique answers; the iMAD methods reuse
+    those that fit exactly (None: never)."""
+    out: str = DEFAULT_OUT
+    data_dir: str | None = None
+    max_tokens: int = 512
+    """Completion limit of the self-critique call (the same as the calibration run's)."""
+    confidence_source: str | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "datasets", tuple(str(d) for d in self.datasets))
+        object.__setattr__(self, "methods", tuple(str(m) for m in self.methods))
+        object.__setattr__(self, "backend_options",
+                           {str(k): dict(v) for k, v in sorted(self.backend_options.items())})
+        check_run_settings(self)
+        if not self.methods:
+            raise ConfigError("methods (--methods)", f"name at least one of {list(E2E_METHODS)}")
+        unknown = [m for m in self.methods if m not in E2E_METHODS]
+        if unknown or len(set(self.methods)) != len(self.methods):
+            raise ConfigError("methods (--methods)", f"unknown or repeated {unknown or self.methods}; "
+                              f"choose from {list(E2E_METHODS)}")
+        if self.cache_mode not in CACHE_MODES:
+            raise ConfigError("cache_mode (--e2e-cache-mode)",
+                              f"must be one of {CACHE_MODES}, got {self.cache_mode!r}")
+        if self.tau is not None and not 0.0 <= self.tau <= 1.0:
+            raise ConfigError("tau (--tau)", f"must be in [0, 1], got {self.tau}")
+        from imad.debate import make_config
+
+        for backend, fields in self.backend_options.items():
+            try:
+                make_config(backend, **fields)  # unknown back-ends, fields and values fail here
+            except ConfigError as error:
+                raise ConfigError("backend_options (--backend-option)", str(error)) from error
+        for name in ("llm", "cache", "out"):
+            if not str(getattr(self, name)).strip():
+                flag = "--e2e-cache" if name == "cache" else f"--{name}"
+                raise ConfigError(f"{name} ({flag})", "must not be empty")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["datasets"], data["methods"] = list(self.datasets), list(self.methods)
+        return data
