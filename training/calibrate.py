@@ -130,7 +130,8 @@ def validation_scores(router: Router, corpus: Sequence[str],
                       feature_cache: str | None) -> tuple[np.ndarray, np.ndarray, int, dict[str, Any]]:
     """(p, labels, unparsed count, description) on `corpus`, or on the router's validation split."""
     if corpus:
-        table = load_corpus(list(corpus), feature_cache=feature_cache)
+        table = load_corpus(list(corpus), feature_cache=feature_cache,
+                            schema_version=router.feature_schema_version)
         unparsed = int(table.summary["parse_failures"])
         source = {"kind": "corpus files", "files": [str(c) for c in corpus],
                   "labelled": int(table.labels.size), "unparsed": unparsed}

@@ -2,9 +2,11 @@
 
 `load_corpus` reads corpus JSONL files (`training.corpus_store`), keeps the labelled records
 (parse failures are skipped but counted in the data summary), and extracts the 41 features of
-each (question text, parsed self-critique) with `features.extract_batch`. Extraction is the slow
-step, so the matrix is cached on disk (`.npy`, no pickle) under a hash of everything it depends
-on: the feature schema, the spaCy/textstat versions and the texts themselves.
+each (question text, parsed self-critique) under the feature schema it is told (the router's;
+`imad.router.featurize`). Extraction is the slow step, so the matrix is cached on disk (`.npy`,
+no pickle) under a hash of everything it depends on: the feature schema (also in the file name,
+`features-v2-….npy`, so v1 and v2 matrices never mix), the spaCy/textstat versions and the
+texts themselves.
 
 `CorpusDataModule` splits the rows 80/20, stratified by dataset × label (seeded), fits a
 StandardScaler on the training rows only, and serves (scaled features, raw conf_initial, label)
@@ -35,6 +37,7 @@ from torch.utils.data import DataLoader, TensorDataset
 import features
 from imad.critique.schema import CritiqueResponse
 from imad.errors import DatasetError
+from imad.router import featurize
 from imad.router.router import CONFIDENCE_FEATURE
 from training.corpus_store import CorpusRecord, read_records
 
@@ -91,8 +94,13 @@ def load_corpus(
     *,
     feature_cache: str | Path | None = None,
     progress: bool = False,
+    schema_version: int = features.FEATURE_SCHEMA_VERSION,
 ) -> CorpusTable:
-    """Read, filter and featurise a corpus (see the module docstring)."""
+    """Read, filter and featurise a corpus (see the module docstring).
+
+    `schema_version` is the feature schema to extract: a new router's (default: the newest),
+    or the one an existing router records (`router.feature_schema_version`) to score it.
+    """
     files = corpus_files(paths)
     records_by_file = [(file, read_records(file)) for file in files]
     records = [record for _, file_records in records_by_file for record in file_records]
@@ -104,7 +112,7 @@ def load_corpus(
         )
     questions = [str(r.question["text"]) for r in labelled]
     responses = [CritiqueResponse.from_dict(r.parsed) for r in labelled]
-    matrix = _extract_cached(questions, responses, feature_cache, progress)
+    matrix = _extract_cached(questions, responses, feature_cache, progress, schema_version)
     return CorpusTable(
         features=matrix,
         labels=np.array([int(r.label) for r in labelled], dtype=np.int64),
@@ -161,16 +169,17 @@ def _extract_cached(
     responses: list[CritiqueResponse],
     cache: str | Path | None,
     progress: bool,
+    schema_version: int,
 ) -> np.ndarray:
     if cache is None:
-        return _extract(questions, responses, progress)
-    key = _cache_key(questions, responses)
-    path = Path(cache) / f"features-{key[:32]}.npy"
+        return _extract(questions, responses, progress, schema_version)
+    key = _cache_key(questions, responses, schema_version)
+    path = Path(cache) / f"features-v{schema_version}-{key[:32]}.npy"
     if path.is_file():
         matrix = np.load(path, allow_pickle=False)
         if matrix.shape == (len(questions), len(features.FEATURE_NAMES)):
             return matrix
-    matrix = _extract(questions, responses, progress)
+    matrix = _extract(questions, responses, progress, schema_version)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".npy")
     with os.fdopen(handle, "wb") as file:
@@ -180,14 +189,15 @@ def _extract_cached(
 
 
 def _extract(
-    questions: list[str], responses: list[CritiqueResponse], progress: bool
+    questions: list[str], responses: list[CritiqueResponse], progress: bool, schema_version: int
 ) -> np.ndarray:
     from tqdm import tqdm
 
     # Chunks only drive the progress bar: each response's vector is independent of its batch.
     starts = range(0, len(questions), _EXTRACT_CHUNK)
     parts = [
-        features.extract_batch(questions[i : i + _EXTRACT_CHUNK], responses[i : i + _EXTRACT_CHUNK])
+        featurize.extract_batch(questions[i : i + _EXTRACT_CHUNK],
+                                responses[i : i + _EXTRACT_CHUNK], schema_version)
         for i in tqdm(starts, desc="features", unit="chunk", disable=not progress)
     ]
     matrix = np.concatenate([np.asarray(p, dtype=np.float64) for p in parts])
@@ -197,10 +207,12 @@ def _extract(
     return matrix
 
 
-def _cache_key(questions: list[str], responses: list[CritiqueResponse]) -> str:
+def _cache_key(questions: list[str], responses: list[CritiqueResponse],
+               schema_version: int) -> str:
     digest = hashlib.sha256()
     versions = {name: _version(name) for name in _CACHE_PACKAGES}
-    digest.update(json.dumps([features.FEATURE_SCHEMA_HASH, versions]).encode())
+    schema = features.extractor_for(schema_version).schema_hash
+    digest.update(json.dumps([schema, versions]).encode())
     for question, response in zip(questions, responses, strict=True):
         row = json.dumps([question, response.to_dict()], sort_keys=True, ensure_ascii=False)
         digest.update(row.encode("utf-8") + b"\n")

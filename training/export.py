@@ -27,7 +27,7 @@ _VERSION_PACKAGES = (
 )
 
 
-def library_versions() -> dict[str, str]:
+def library_versions(feature_schema: int = features.FEATURE_SCHEMA_VERSION) -> dict[str, str]:
     """Versions of Python and of the packages training and features depend on."""
     versions = {"python": platform.python_version()}
     for package in _VERSION_PACKAGES:
@@ -35,7 +35,7 @@ def library_versions() -> dict[str, str]:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = "not installed"
-    versions["feature_schema"] = str(features.FEATURE_SCHEMA_VERSION)
+    versions["feature_schema"] = str(feature_schema)
     return versions
 
 
@@ -48,6 +48,7 @@ def build_router(
     name: str,
     metadata_record: dict[str, Any],
     tau_method: str = TAU_METHOD,
+    feature_schema_version: int = features.FEATURE_SCHEMA_VERSION,
 ) -> Router:
     """A runtime `Router` around a trained network and its training provenance."""
     return Router(
@@ -57,9 +58,9 @@ def build_router(
         scaler_scale=scaler_scale,
         tau=tau,
         tau_method=tau_method,
-        feature_schema_version=features.FEATURE_SCHEMA_VERSION,
-        feature_hash=features.FEATURE_SCHEMA_HASH,
-        metadata={**metadata_record, "versions": library_versions()},
+        feature_schema_version=feature_schema_version,
+        feature_hash=features.extractor_for(feature_schema_version).schema_hash,
+        metadata={**metadata_record, "versions": library_versions(feature_schema_version)},
         name=name,
     )
 
