@@ -64,7 +64,8 @@ def evaluation_stream(router: Router) -> tuple[Stream, dict[str, np.ndarray]]:
     datasets, scores, labels, raw_features = [], [], [], {}
     for name in EVAL_SETS:
         path = EVAL_DIR / f"{name}.jsonl"
-        table = load_corpus([path], feature_cache=CACHE)  # labelled rows, in file order
+        table = load_corpus([path], feature_cache=CACHE,  # labelled rows, in file order
+                            schema_version=router.feature_schema_version)
         raw_features[name] = table.features
         p = iter(router.predict_proba(table.features).tolist())
         label = iter(table.labels.tolist())

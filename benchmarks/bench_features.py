@@ -1,22 +1,23 @@
-"""Benchmark of the 41-feature extractor (SPEC §4): throughput, latency, where the time goes.
+"""Benchmark of the 41-feature extractor (SPEC §4, issue 17): schema v1 and v2 side by side.
 
     python benchmarks/bench_features.py [--data PATH] [--n 500] [--batch-size 64]
 
-Targets on the 2-core development machine: ≥ 40 responses/s batched, median single-response
-latency under the iMAD paper's 50 ms.
+Issue 17's goal, measured in one run on the same responses: batched v2 ≥ 2.0× v1's throughput
+on one process, and v2's median single-response latency ≥ 2× faster (the paper's bound is
+50 ms per response). Exit status 0 when both are met.
 
-The corpus of real LLM self-critiques does not exist yet, so the 500 responses are built from
-real text: PubMedQA PQA-L (`../shared/datasets/pubmedqa/pqal.jsonl`, MIT, see its SOURCE.md).
-For each item the question is the PubMedQA question; the initial reasoning is the abstract's
-opening sentences and the critique the authors' conclusion (`long_answer`), each cut at a
-sentence boundary to at most 600 characters — the length the self-critique JSON schema allows
-per field, so these are responses of typical length. Answers and confidences are drawn with a
-fixed seed (they do not affect the timing).
+The 500 responses are built from real text: PubMedQA PQA-L (`../shared/datasets/pubmedqa/
+pqal.jsonl`, MIT, see its SOURCE.md). For each item the question is the PubMedQA question; the
+initial reasoning is the abstract's opening sentences and the critique the authors' conclusion
+(`long_answer`), each cut at a sentence boundary to at most 600 characters — the length the
+self-critique JSON schema allows per field, so these are responses of typical length. Answers
+and confidences are drawn with a fixed seed (they do not affect the timing).
 
-Reported: responses/s for one-at-a-time `extract` and for `extract_batch` with 1 and 2
-processes; median and p90 single-response latency; and a breakdown per stage over the same
-texts — the spaCy tokenizer and each pipeline component, textstat readability (with textstat's
-caches cleared first), lexicon matching, and the remaining pure-Python feature code.
+The machine may be shared, so the two schemas are timed alternately — single calls v1, v2,
+v1, v2 … and batches in the order v1 v2 v2 v1 (best of two each) — and CPU seconds of this
+process are reported beside wall-clock seconds: the CPU ratio is what contention disturbs
+least. A breakdown per stage (each spaCy component, textstat, lexicons, our own code) shows
+where each schema's time goes.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from features import extract, extract_batch  # noqa: E402
+from features import extractor_for  # noqa: E402
 from features.extractor import ParsedText, load_lexicons  # noqa: E402
 from features.lexical import lexical_features, negation_count  # noqa: E402
-from features.pipeline import SPACY_MODEL, clip_text, load_pipeline  # noqa: E402
+from features.pipeline import clip_text, load_pipeline  # noqa: E402
 from features.question import question_features  # noqa: E402
 from features.readability import load_textstat, readability_features  # noqa: E402
 from features.surface import surface_features  # noqa: E402
@@ -49,6 +50,8 @@ from imad.critique.schema import CritiqueResponse  # noqa: E402
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "datasets" / "pubmedqa" / "pqal.jsonl"
 FIELD_CHARS = 600  # imad.critique.schema.response_schema's default maxLength per text field
 LABELS = ("yes", "no", "maybe")
+SCHEMAS = (1, 2)
+GOAL_RATIO = 2.0
 
 
 def first_sentences(text: str, max_chars: int = FIELD_CHARS) -> str:
@@ -99,74 +102,74 @@ def clear_textstat_caches() -> None:
                     value.cache_clear()
 
 
-def time_single(questions, responses) -> tuple[list[float], float, np.ndarray]:
-    """Wall-clock latency of each `extract` call, total CPU seconds, and the rows."""
-    latencies, rows = [], []
-    cpu_start = time.process_time()
-    for question, response in zip(questions, responses, strict=True):
-        start = time.perf_counter()
-        rows.append(extract(question, response))
-        latencies.append(time.perf_counter() - start)
-    return latencies, time.process_time() - cpu_start, np.stack(rows)
+def time_single(questions, responses) -> dict[int, dict]:
+    """Each schema's `extract` per response, alternating which schema goes first."""
+    results = {v: {"latencies": [], "cpu": 0.0, "rows": []} for v in SCHEMAS}
+    for index, (question, response) in enumerate(zip(questions, responses, strict=True)):
+        for version in (SCHEMAS if index % 2 == 0 else SCHEMAS[::-1]):
+            extractor = extractor_for(version)
+            cpu_start, start = time.process_time(), time.perf_counter()
+            row = extractor.extract(question, response)
+            results[version]["latencies"].append(time.perf_counter() - start)
+            results[version]["cpu"] += time.process_time() - cpu_start
+            results[version]["rows"].append(row)
+    return results
 
 
-def time_batch(questions, responses, batch_size: int,
-               n_process: int) -> tuple[float, float, np.ndarray]:
-    """Wall-clock and CPU seconds (this process only) of one `extract_batch` call, and rows."""
-    cpu_start, start = time.process_time(), time.perf_counter()
-    matrix = extract_batch(questions, responses, batch_size=batch_size, n_process=n_process)
-    return time.perf_counter() - start, time.process_time() - cpu_start, matrix
+def time_batches(questions, responses, batch_size: int) -> dict[int, dict]:
+    """Each schema's `extract_batch` (one process) twice, in the order v1 v2 v2 v1; best of two."""
+    results = {v: {"wall": float("inf"), "cpu": float("inf"), "matrix": None} for v in SCHEMAS}
+    for version in (*SCHEMAS, *SCHEMAS[::-1]):
+        cpu_start, start = time.process_time(), time.perf_counter()
+        matrix = extractor_for(version).extract_batch(questions, responses, batch_size=batch_size)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        best = results[version]
+        best["wall"], best["cpu"], best["matrix"] = min(best["wall"], wall), min(best["cpu"], cpu), matrix
+    return results
 
 
-def breakdown(questions, responses, batch_size: int) -> tuple[dict[str, float], float]:
-    """Seconds per stage over all texts, each stage timed on its own, and the seconds the
-    (disabled) lemmatizer would add."""
-    nlp = load_pipeline()
+def breakdown(questions, responses, batch_size: int, version: int) -> dict[str, float]:
+    """CPU seconds per stage of schema `version` over all texts, each stage timed on its own."""
+    nlp = load_pipeline(version)
+    extractor = extractor_for(version)
     lexicons = load_lexicons()
     texts = [clip_text(text) for question, response in zip(questions, responses, strict=True)
              for text in (question, response.initial_reasoning, response.critique)]
     seconds: dict[str, float] = {}
-    start = time.perf_counter()
+    start = time.process_time()
     docs = [nlp.make_doc(text) for text in texts]
-    seconds["spaCy tokenizer"] = time.perf_counter() - start
+    seconds["spaCy tokenizer"] = time.process_time() - start
     for name, component in nlp.pipeline:
-        start = time.perf_counter()
+        start = time.process_time()
         docs = list(component.pipe(docs, batch_size=3 * batch_size))
-        seconds[f"spaCy {name}"] = time.perf_counter() - start
-    # The lemmatizer is disabled in features.pipeline; time it once to show what that saves.
-    import spacy
-
-    lemmatizer = spacy.load(SPACY_MODEL).get_pipe("lemmatizer")
-    start = time.perf_counter()
-    docs = list(lemmatizer.pipe(docs, batch_size=3 * batch_size))  # sets lemmas only
-    lemmatizer_seconds = time.perf_counter() - start
-    parsed = [ParsedText.from_doc(doc) for doc in docs]
+        seconds[f"spaCy {name}"] = time.process_time() - start
+    start = time.process_time()
+    parsed = [ParsedText.from_doc(doc, extractor.count_entities) for doc in docs]
+    seconds["lexicon tokens + entity count"] = time.process_time() - start
     groups = [parsed[i:i + 3] for i in range(0, len(parsed), 3)]
 
     clear_textstat_caches()
-    start = time.perf_counter()
+    start = time.process_time()
     for _, reasoning, critique in groups:
         readability_features(reasoning.text)
         readability_features(critique.text)
-    seconds["textstat readability"] = time.perf_counter() - start
+    seconds["textstat readability"] = time.process_time() - start
 
-    start = time.perf_counter()
-    for text in parsed:
-        ParsedText.from_doc(text.doc)
+    start = time.process_time()
     for _, reasoning, critique in groups:
         lexical_features(reasoning.lexicon_tokens, lexicons)
         lexical_features(critique.lexicon_tokens, lexicons)
         negation_count(critique.lexicon_tokens, lexicons)
-    seconds["lexicons (tokens + matching)"] = time.perf_counter() - start
+    seconds["lexicon matching"] = time.process_time() - start
 
-    start = time.perf_counter()
+    start = time.process_time()
     for question, reasoning, critique in groups:
-        question_features(question.text, question.doc)
+        question_features(question.text, question.doc, question.entities)
         for text in (reasoning, critique):
             surface_features(text.doc)
-            syntax_features(text.doc)
-    seconds["question/surface/syntax code"] = time.perf_counter() - start
-    return seconds, lemmatizer_seconds
+            syntax_features(text.doc, text.entities)
+    seconds["question/surface/syntax code"] = time.process_time() - start
+    return seconds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,47 +186,61 @@ def main(argv: list[str] | None = None) -> int:
           f"{statistics.mean(map(len, questions)):.0f}); machine: {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.2f} before the run")
 
-    start = time.perf_counter()
-    load_pipeline(), load_textstat(), load_lexicons()
-    print(f"one-time load (spaCy pipeline, textstat + CMU dictionary, lexicons): "
-          f"{time.perf_counter() - start:.2f} s")
-    extract(questions[0], responses[0])  # warm-up
+    for version in SCHEMAS:
+        start = time.perf_counter()
+        nlp = load_pipeline(version)
+        print(f"schema v{version}: pipeline {'+'.join(nlp.pipe_names)} loaded in "
+              f"{time.perf_counter() - start:.2f} s")
+    load_textstat(), load_lexicons()
+    for version in SCHEMAS:
+        extractor_for(version).extract(questions[0], responses[0])  # warm-up
 
-    # The machine may be shared: CPU seconds per response (one process) tell the cost without
-    # the contention, wall-clock seconds what a user of this machine gets right now.
-    latencies, single_cpu, single = time_single(questions, responses)
-    single_rate = args.n / sum(latencies)
-    median_ms = 1000 * statistics.median(latencies)
-    p90_ms = 1000 * statistics.quantiles(latencies, n=10)[-1]
-    print(f"single  extract():                   {single_rate:7.1f} responses/s   "
-          f"median {median_ms:.1f} ms, p90 {p90_ms:.1f} ms per response; "
-          f"CPU {1000 * single_cpu / args.n:.1f} ms/response")
-    rates = {}
-    for n_process in (1, 2):
-        elapsed, cpu, matrix = time_batch(questions, responses, args.batch_size, n_process)
-        rates[n_process] = args.n / elapsed
-        cpu_note = (f"CPU {1000 * cpu / args.n:.1f} ms/response" if n_process == 1
-                    else "CPU in workers not measured")
-        print(f"batched extract_batch(n_process={n_process}): {rates[n_process]:7.1f} "
-              f"responses/s   ({elapsed:.2f} s, batch_size={args.batch_size}; {cpu_note}; "
-              f"rows identical to single extract(): {np.array_equal(matrix, single)})")
+    single = time_single(questions, responses)
+    batched = time_batches(questions, responses, args.batch_size)
+    summary: dict[int, dict[str, float]] = {}
+    for version in SCHEMAS:
+        latencies = single[version]["latencies"]
+        rows = np.stack(single[version]["rows"])
+        summary[version] = {
+            "single_rate": args.n / sum(latencies),
+            "median_ms": 1000 * statistics.median(latencies),
+            "p90_ms": 1000 * statistics.quantiles(latencies, n=10)[-1],
+            "single_cpu_ms": 1000 * single[version]["cpu"] / args.n,
+            "batch_rate": args.n / batched[version]["wall"],
+            "batch_cpu_ms": 1000 * batched[version]["cpu"] / args.n,
+        }
+        s = summary[version]
+        same = np.array_equal(batched[version]["matrix"], rows)
+        print(f"v{version} single extract():        {s['single_rate']:6.1f} responses/s   median "
+              f"{s['median_ms']:.1f} ms, p90 {s['p90_ms']:.1f} ms; CPU {s['single_cpu_ms']:.1f} "
+              f"ms/response")
+        print(f"v{version} batched (1 process):     {s['batch_rate']:6.1f} responses/s   "
+              f"({batched[version]['wall']:.2f} s, batch_size={args.batch_size}); CPU "
+              f"{s['batch_cpu_ms']:.1f} ms/response; rows identical to single: {same}")
 
-    seconds, lemmatizer_seconds = breakdown(questions, responses, args.batch_size)
-    total = sum(seconds.values())
-    print(f"where the time goes (stages timed separately, {total:.2f} s in all, "
-          f"{1000 * total / args.n:.1f} ms per response):")
-    for stage, value in seconds.items():
-        print(f"  {stage:<32} {value:6.2f} s  {100 * value / total:5.1f} %  "
-              f"{1000 * value / args.n:6.2f} ms/response")
+    old, new = summary[1], summary[2]
+    batch_ratio = new["batch_rate"] / old["batch_rate"]
+    median_ratio = old["median_ms"] / new["median_ms"]
+    print(f"v2 / v1: batched throughput {batch_ratio:.2f}x (CPU "
+          f"{old['batch_cpu_ms'] / new['batch_cpu_ms']:.2f}x); single median latency "
+          f"{median_ratio:.2f}x faster (CPU {old['single_cpu_ms'] / new['single_cpu_ms']:.2f}x); "
+          f"single throughput {new['single_rate'] / old['single_rate']:.2f}x")
 
-    print(f"  (not run: the lemmatizer, disabled, would add about {lemmatizer_seconds:.2f} s, "
-          f"{1000 * lemmatizer_seconds / args.n:.2f} ms/response)")
+    for version in SCHEMAS:
+        seconds = breakdown(questions, responses, args.batch_size, version)
+        total = sum(seconds.values())
+        print(f"where v{version}'s time goes (CPU, stages timed separately, "
+              f"{1000 * total / args.n:.1f} ms per response):")
+        for stage, value in seconds.items():
+            print(f"  {stage:<32} {100 * value / total:5.1f} %  "
+                  f"{1000 * value / args.n:6.2f} ms/response")
 
-    best = max(rates.values())
-    ok = best >= 40 and median_ms < 50
-    print(f"targets: batched ≥ 40 responses/s: {best:.1f} {'met' if best >= 40 else 'MISSED'}; "
-          f"median single < 50 ms: {median_ms:.1f} ms {'met' if median_ms < 50 else 'MISSED'}; "
-          f"load average after the run {os.getloadavg()[0]:.2f}")
+    ok = batch_ratio >= GOAL_RATIO and median_ratio >= GOAL_RATIO
+    print(f"goals: batched v2 ≥ {GOAL_RATIO}x v1: {batch_ratio:.2f}x "
+          f"{'met' if batch_ratio >= GOAL_RATIO else 'MISSED'}; single median ≥ {GOAL_RATIO}x "
+          f"faster: {median_ratio:.2f}x {'met' if median_ratio >= GOAL_RATIO else 'MISSED'}; "
+          f"v2 median {new['median_ms']:.1f} ms (paper's bound 50 ms); load average after the "
+          f"run {os.getloadavg()[0]:.2f}")
     return 0 if ok else 1
 
 

@@ -59,7 +59,8 @@ def main() -> None:
     question, response = record.question["text"], CritiqueResponse.from_dict(record.parsed)
 
     router.decide(question, response)  # warm-up: loads spaCy and the lexicons
-    table = load_corpus(corpus, feature_cache=recorded.get("feature_cache"))
+    table = load_corpus(corpus, feature_cache=recorded.get("feature_cache"),
+                        schema_version=router.feature_schema_version)
     batch = table.features[:64]
     one = table.features[:1]
     decide_ms = timed(lambda: router.decide(question, response), args.repeats)

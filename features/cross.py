@@ -5,8 +5,7 @@ Definitions and choices:
   in [0, 1] (the self-critique parser maps 0–100 and percents to [0, 1]); anything else is a
   FeatureError rather than a silently clipped value;
 - `conf_gap` = conf_initial − conf_critique (positive: the critique lowered the confidence);
-- `answer_changed` = 1 when the canonical final answer differs from the initial one
-  (`CritiqueResponse.answer_changed`);
+- `answer_changed` = 1 when the canonical final answer differs from the initial one;
 - `length_ratio` = critique tokens / max(reasoning tokens, 1): finite for an empty reasoning,
   0 for an empty critique, above 1 for a critique longer than the reasoning;
 - `c_negations`: negators in the critique (lexicon `negation`, see `features/lexical.py`).
@@ -17,8 +16,8 @@ from __future__ import annotations
 import math
 from numbers import Real
 
-from imad.critique.schema import CritiqueResponse
-from imad.errors import FeatureError
+from features.errors import FeatureError
+from features.response import CritiqueFields, answer_changed
 
 
 def check_confidence(value: object, field: str) -> float:
@@ -36,7 +35,7 @@ def length_ratio(critique_tokens: float, reasoning_tokens: float) -> float:
     return critique_tokens / max(reasoning_tokens, 1.0)
 
 
-def cross_features(response: CritiqueResponse, reasoning_tokens: float, critique_tokens: float,
+def cross_features(response: CritiqueFields, reasoning_tokens: float, critique_tokens: float,
                    critique_negations: float) -> dict[str, float]:
     """The 6 cross features of one response, given token and negation counts of R and C."""
     initial = check_confidence(response.confidence_initial, "confidence_initial")
@@ -45,7 +44,7 @@ def cross_features(response: CritiqueResponse, reasoning_tokens: float, critique
         "conf_initial": initial,
         "conf_critique": critique,
         "conf_gap": initial - critique,
-        "answer_changed": float(response.answer_changed),
+        "answer_changed": float(answer_changed(response)),
         "length_ratio": length_ratio(critique_tokens, reasoning_tokens),
         "c_negations": float(critique_negations),
     }

@@ -93,7 +93,7 @@ def compile_lexicon(name: str, entries: Iterable[str],
 
 def compile_lexicons(names: Iterable[str],
                      tokenize: Callable[[str], list[str]]) -> dict[str, CompiledLexicon]:
-    """The named lexicons (at the versions schema v1 uses), compiled with `tokenize`."""
+    """The named lexicons (at the versions `LEXICON_VERSIONS` names), compiled with `tokenize`."""
     return {name: compile_lexicon(name, load_lexicon(name), tokenize) for name in names}
 
 

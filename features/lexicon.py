@@ -24,7 +24,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from imad.errors import FeatureError
+from features.errors import FeatureError
 
 LEXICON_VERSIONS: dict[str, int] = {
     "hedge": 1,
@@ -32,7 +32,7 @@ LEXICON_VERSIONS: dict[str, int] = {
     "contrast": 1,
     "negation": 1,
 }
-"""The lexicon version each feature of schema v1 uses."""
+"""The lexicon version the features use (the same in feature schemas v1 and v2)."""
 
 LEXICON_PACKAGE = "features"
 LEXICON_DIR = "lexicons"
@@ -58,7 +58,7 @@ def parse_lexicon(text: str) -> tuple[str, ...]:
 
 @cache
 def load_lexicon(name: str, version: int | None = None) -> tuple[str, ...]:
-    """The entries of lexicon `name` (default: the version schema v1 uses).
+    """The entries of lexicon `name` (default: the version `LEXICON_VERSIONS` names).
 
     Raises FeatureError naming the known lexicons when `name` or `version` does not exist.
     """
@@ -80,5 +80,5 @@ def load_lexicon(name: str, version: int | None = None) -> tuple[str, ...]:
 
 
 def load_lexicons() -> dict[str, tuple[str, ...]]:
-    """Every lexicon at the version schema v1 uses, keyed by name (sorted)."""
+    """Every lexicon at the version `LEXICON_VERSIONS` names, keyed by name (sorted)."""
     return {name: load_lexicon(name) for name in sorted(LEXICON_VERSIONS)}

@@ -1,10 +1,17 @@
-"""The ordered names of the 41 router features and their hash (SPEC §4, schema v1).
+"""The ordered names of the 41 router features and their hash per schema (SPEC §4).
 
 The order is the column order of every feature matrix, of the router's scaler and of its first
-layer, so it is part of each checkpoint: `FEATURE_SCHEMA_HASH` fingerprints the schema version
-together with the ordered names, and a checkpoint whose hash differs was trained on other
-columns. Any change to a name, to the order, or to how a feature is computed must bump
-`FEATURE_SCHEMA_VERSION`; a test pins the hash so an accidental edit fails loudly.
+layer, so it is part of each checkpoint: a schema hash fingerprints the schema version together
+with the ordered names, and a checkpoint whose hash is not one of `FEATURE_SCHEMA_HASHES` was
+trained on other columns. Any change to a name, to the order, or to how a feature is computed
+needs a new schema version; tests pin the hashes so an accidental edit fails loudly.
+
+Two schemas, same 41 names in the same order (`features/extractor.py` has one extractor each):
+- v1: entities from the pipeline's statistical NER;
+- v2 (the default, `FEATURE_SCHEMA_VERSION`): entities counted from tagger spans (proper-noun
+  and number runs, `features/entities.py`) and a pipeline without the NER — about twice as
+  fast; every other feature has v1's definition.
+A v1 checkpoint keeps working: the router extracts with the schema its checkpoint records.
 
 This module imports nothing heavy: `import features` stays cheap until `extract` is called.
 """
@@ -14,7 +21,11 @@ from __future__ import annotations
 import hashlib
 import json
 
-FEATURE_SCHEMA_VERSION = 1
+SCHEMA_VERSIONS: tuple[int, ...] = (1, 2)
+"""Every feature schema this package can compute, oldest first."""
+
+FEATURE_SCHEMA_VERSION = 2
+"""The schema `features.extract` computes unless told otherwise (the newest)."""
 
 QUESTION_FEATURES: tuple[str, ...] = (
     "q_tokens",
@@ -78,4 +89,9 @@ def schema_hash(version: int, names: tuple[str, ...] | list[str]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-FEATURE_SCHEMA_HASH = schema_hash(FEATURE_SCHEMA_VERSION, FEATURE_NAMES)
+FEATURE_SCHEMA_HASHES: dict[int, str] = {
+    version: schema_hash(version, FEATURE_NAMES) for version in SCHEMA_VERSIONS
+}
+"""The hash of each schema this package computes (the names are the same; the versions not)."""
+
+FEATURE_SCHEMA_HASH = FEATURE_SCHEMA_HASHES[FEATURE_SCHEMA_VERSION]

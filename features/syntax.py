@@ -1,7 +1,8 @@
 """Syntax features of a text: entities, dependency depth and part-of-speech counts (SPEC §4).
 
 Definitions:
-- `entities`: named entities found by the pipeline's NER (`len(doc.ents)`);
+- `entities`: the entity count, defined per schema (`features/entities.py`: v1 the NER's
+  spans, v2 proper-noun and number runs) and passed in by the extractor;
 - `max_dependency_depth`: the most arcs between a sentence's root and any of its tokens, over
   all sentences; a one-word sentence and an empty text have depth 0. Whitespace tokens are left
   out (spaCy attaches them somewhere, but they carry no syntax);
@@ -62,10 +63,10 @@ def pos_counts(doc: Doc) -> dict[str, float]:
             for feature, tags in POS_FEATURES.items()}
 
 
-def syntax_features(doc: Doc) -> dict[str, float]:
-    """`entities`, `max_dependency_depth` and the four POS counts of one parsed text."""
+def syntax_features(doc: Doc, entities: int) -> dict[str, float]:
+    """`entities` (given), `max_dependency_depth` and the four POS counts of one parsed text."""
     features = {
-        "entities": float(len(doc.ents)),
+        "entities": float(entities),
         "max_dependency_depth": float(max_dependency_depth(doc)),
     }
     features.update(pos_counts(doc))

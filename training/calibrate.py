@@ -32,7 +32,8 @@ def validation_set(router: Router, corpus: Sequence[str], feature_cache: str | N
                for r in read_records(file)]
     tokens = float(np.mean([r.prompt_tokens + r.completion_tokens for r in records])) if records else None
     if corpus:
-        table = load_corpus(list(corpus), feature_cache=feature_cache)
+        table = load_corpus(list(corpus), feature_cache=feature_cache,
+                            schema_version=router.feature_schema_version)
         unparsed = int(table.summary["parse_failures"])
         source = {"kind": "corpus files", "files": [str(c) for c in corpus],
                   "labelled": int(table.labels.size), "unparsed": unparsed}

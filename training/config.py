@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import features
 from imad.cli.entry import EXIT_STATUS_HELP
 from imad.errors import ConfigError
 from imad.router.model import RouterNetConfig
@@ -81,6 +82,8 @@ class FitConfig:
     progress_bar: bool = True
     feature_cache: str | None = "runs/feature-cache"
     """Directory caching extracted feature matrices by content hash; None disables it."""
+    feature_schema: int = features.FEATURE_SCHEMA_VERSION
+    """Feature schema the router is trained on and records (`features.SCHEMA_VERSIONS`)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.corpus, str):
@@ -101,6 +104,9 @@ class FitConfig:
             self._fail("validation_fraction", f"must be in (0, 1), got {self.validation_fraction}")
         if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
             self._fail("learning_rate", f"must be > 0, got {self.learning_rate}")
+        if self.feature_schema not in features.SCHEMA_VERSIONS:
+            self._fail("feature_schema", f"unknown feature schema {self.feature_schema}; "
+                       f"choose one of {list(features.SCHEMA_VERSIONS)}")
         if self.loss not in LOSSES:
             self._fail("loss", f"unknown loss {self.loss!r}; choose one of {sorted(LOSSES)}")
         if self.select_epoch not in SELECTIONS:
@@ -244,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("patience", int, "early-stopping patience in epochs (default 10)"),
         ("num_workers", int, "DataLoader workers (default 0)"),
         ("threads", int, "torch CPU threads (default 1; 0: torch's default)"),
+        ("feature_schema", int, "feature schema to train on (default "
+                                f"{features.FEATURE_SCHEMA_VERSION}; 1 reproduces v1 routers)"),
     ):
         parser.add_argument(flag(name), dest=name, type=kind, help=help_text)
     parser.add_argument("--loss", choices=sorted(LOSSES), help="objective (default focuscal)")

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+import features
 from imad.critique.schema import CritiqueResponse
 from imad.errors import DatasetError
 from training.corpus_store import CorpusRecord, read_records
@@ -73,8 +74,13 @@ def load_corpus(
     *,
     feature_cache: str | Path | None = None,
     progress: bool = False,
+    schema_version: int = features.FEATURE_SCHEMA_VERSION,
 ) -> CorpusTable:
-    """Read, filter and featurise a corpus (see the module docstring)."""
+    """Read, filter and featurise a corpus (see the module docstring).
+
+    `schema_version` is the feature schema to extract: a new router's (default: the newest),
+    or the one an existing router records (`router.feature_schema_version`) to score it.
+    """
     files = corpus_files(paths)
     records_by_file = [(file, read_records(file)) for file in files]
     records = [record for _, file_records in records_by_file for record in file_records]
@@ -86,7 +92,8 @@ def load_corpus(
         )
     questions = [str(r.question["text"]) for r in labelled]
     responses = [CritiqueResponse.from_dict(r.parsed) for r in labelled]
-    matrix = extract_features(questions, responses, cache=feature_cache, progress=progress)
+    matrix = extract_features(questions, responses, cache=feature_cache, progress=progress,
+                              schema_version=schema_version)
     return CorpusTable(
         features=matrix,
         labels=np.array([int(r.label) for r in labelled], dtype=np.int64),

@@ -28,7 +28,7 @@ _VERSION_PACKAGES = (
 )
 
 
-def library_versions() -> dict[str, str]:
+def library_versions(feature_schema: int = features.FEATURE_SCHEMA_VERSION) -> dict[str, str]:
     """Versions of Python and of the packages training and features depend on."""
     versions = {"python": platform.python_version()}
     for package in _VERSION_PACKAGES:
@@ -36,7 +36,7 @@ def library_versions() -> dict[str, str]:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = "not installed"
-    versions["feature_schema"] = str(features.FEATURE_SCHEMA_VERSION)
+    versions["feature_schema"] = str(feature_schema)
     return versions
 
 
@@ -49,16 +49,17 @@ def build_router(
     name: str,
     metadata_record: dict[str, Any],
     tau_method: str = TAU_METHOD,
+    feature_schema_version: int = features.FEATURE_SCHEMA_VERSION,
 ) -> Router:
     """A runtime `Router` around a trained network and its training provenance."""
     config = RouterConfig(
         model=net.config,
-        features=FeatureSpec(names=features.FEATURE_NAMES, schema_version=features.FEATURE_SCHEMA_VERSION,
-                             hash=features.FEATURE_SCHEMA_HASH),
+        features=FeatureSpec(names=features.FEATURE_NAMES, schema_version=feature_schema_version,
+                             hash=features.extractor_for(feature_schema_version).schema_hash),
         scaler=Scaler(mean=tuple(scaler_mean.tolist()), scale=tuple(scaler_scale.tolist())),
         threshold=Threshold(tau, tau_method),
         name=name,
-        record={**metadata_record, "versions": library_versions()},
+        record={**metadata_record, "versions": library_versions(feature_schema_version)},
     )
     return Router(net.cpu().eval(), config)
 

@@ -69,7 +69,8 @@ def _fit(config: FitConfig) -> FitResult:
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     L.seed_everything(config.seed, workers=True, verbose=False)
     table = load_corpus(
-        config.corpus, feature_cache=config.feature_cache, progress=config.progress_bar
+        config.corpus, feature_cache=config.feature_cache, progress=config.progress_bar,
+        schema_version=config.feature_schema,
     )
     datamodule = CorpusDataModule(
         table,
@@ -125,6 +126,7 @@ def _fit(config: FitConfig) -> FitResult:
         scaler_mean=datamodule.scaler_mean,
         scaler_scale=datamodule.scaler_scale,
         tau=config.tau,
+        feature_schema_version=config.feature_schema,
         name=Path(config.output).name,
         metadata_record={
             "seed": config.seed,

@@ -1,12 +1,14 @@
 """`imad features`: the 41 router features (SPEC §4) of a saved self-critique response.
 
     imad features "Does aspirin prevent stroke?" --response response.json [--json]
+                  [--schema-version 1]
 
 The response file holds a JSON object with the `CritiqueResponse` fields (initial_answer,
 initial_reasoning, critique, alternative_answer, final_answer, confidence_initial,
 confidence_critique; confidences in [0, 1]), e.g. as printed by `imad critique --json`
-under "response". Extra keys are ignored. The spaCy pipeline is loaded only when the command
-runs, never when `imad --help` lists it.
+under "response". Extra keys are ignored. `--schema-version` picks the feature schema (default
+the newest, v2; v1 is what a router trained on schema v1 reads). The spaCy pipeline is loaded
+only when the command runs, never when `imad --help` lists it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="JSON file holding the self-critique response's fields")
     parser.add_argument("--json", action="store_true",
                         help="print a JSON object {feature name: value} instead of text")
+    parser.add_argument("--schema-version", type=int, default=None, metavar="N",
+                        help="feature schema to compute (default: the newest, 2; 1 for a "
+                             "router trained on schema v1)")
 
 
 def read_response(path: Path) -> CritiqueResponse:
@@ -54,15 +59,17 @@ def read_response(path: Path) -> CritiqueResponse:
 
 
 def run(args: argparse.Namespace) -> int:
-    from features import FEATURE_NAMES, FEATURE_SCHEMA_HASH, FEATURE_SCHEMA_VERSION, extract
+    from features import FEATURE_NAMES, FEATURE_SCHEMA_HASHES, FEATURE_SCHEMA_VERSION
+    from imad.router import featurize
 
     response = read_response(args.response)
-    vector = extract(args.question, response)
+    version = FEATURE_SCHEMA_VERSION if args.schema_version is None else args.schema_version
+    vector = featurize.extract(args.question, response, version)
     values = {name: float(value) for name, value in zip(FEATURE_NAMES, vector, strict=True)}
     if args.json:
         print_json(values)
         return 0
-    print(f"# feature schema v{FEATURE_SCHEMA_VERSION}, hash {FEATURE_SCHEMA_HASH[:16]}…")
+    print(f"# feature schema v{version}, hash {FEATURE_SCHEMA_HASHES[version][:16]}…")
     width = max(len(name) for name in FEATURE_NAMES)
     for name, value in values.items():
         print(f"{name:<{width}}  {value:.6g}")

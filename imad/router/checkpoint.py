@@ -170,7 +170,8 @@ def _major(version: Any) -> int:
 
 
 def check_feature_schema(section: dict[str, Any], n_features: int, where: Path | str) -> None:
-    """The checkpoint's feature list must be self-consistent and equal the installed one."""
+    """The checkpoint's feature list must be self-consistent and be one of the schemas the
+    installed `features` computes (a v1 checkpoint keeps working with the v1 extractor)."""
     import features  # the runtime's own feature schema; importing it loads no spaCy model
     from features.names import schema_hash
 
@@ -187,12 +188,13 @@ def check_feature_schema(section: dict[str, Any], n_features: int, where: Path |
             f"{where}: the feature hash does not match the listed feature names and schema "
             f"version {version!r}: config.json was edited after export; {RETRAIN_HINT}"
         )
-    if recorded_hash != features.FEATURE_SCHEMA_HASH:
+    if recorded_hash != features.FEATURE_SCHEMA_HASHES.get(version):
         installed = list(features.FEATURE_NAMES)
+        computed = ", ".join(f"v{v} (hash {h[:12]}…)"
+                             for v, h in features.FEATURE_SCHEMA_HASHES.items())
         raise CheckpointError(
             f"{where}: the router was trained on feature schema v{version} (hash "
-            f"{str(recorded_hash)[:12]}…), but this imad computes schema "
-            f"v{features.FEATURE_SCHEMA_VERSION} (hash {features.FEATURE_SCHEMA_HASH[:12]}…): "
+            f"{str(recorded_hash)[:12]}…), but this imad computes feature schemas {computed}: "
             f"{_describe_difference(names, installed)}; {RETRAIN_HINT}"
         )
 

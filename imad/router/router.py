@@ -201,10 +201,10 @@ class Router:
             return unparsed_decision(question_id, self.tau, response.reason)
         if response is None:
             return unparsed_decision(question_id, self.tau, parse_error or "no response")
-        import features  # lazy: loads spaCy on first use
+        from imad.router import featurize  # lazy: loads spaCy on first use
 
         text = question if isinstance(question, str) else question.text
-        vector = np.asarray(features.extract(text, response), dtype=np.float64).reshape(1, -1)
+        vector = featurize.extract(text, response, self.feature_schema_version).reshape(1, -1)
         p, u, cues = self._explained(vector)
         if not (math.isfinite(p) and math.isfinite(u)):
             return non_finite_decision(question_id, self.tau, p, u)

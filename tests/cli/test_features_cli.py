@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from features import FEATURE_NAMES, FEATURE_SCHEMA_HASH
+from features import FEATURE_NAMES, FEATURE_SCHEMA_HASHES
 from imad.cli.main import main
 
 RESPONSE = {
@@ -48,10 +48,33 @@ def test_json_output_holds_the_41_named_features(response_file, capsys):
 def test_text_output_prints_one_named_line_per_feature(response_file, capsys):
     assert main(["features", QUESTION, "--response", str(response_file)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("# feature schema v1, hash " + FEATURE_SCHEMA_HASH[:16])
+    assert lines[0].startswith("# feature schema v2, hash " + FEATURE_SCHEMA_HASHES[2][:16])
     rows = [line.split() for line in lines[1:]]
     assert [row[0] for row in rows] == list(FEATURE_NAMES)
     assert dict(rows)["r_sentences"] == "3"
+
+
+def test_schema_version_1_prints_the_v1_vector(tmp_path, capsys):
+    # "French" is a NER entity (v1) but an adjective, not a proper noun (v2): 2 vs 1
+    path = tmp_path / "response.json"
+    path.write_text(json.dumps({**RESPONSE, "critique": "However, the French government "
+                                "meets in Paris."}), encoding="utf-8")
+    counts = {}
+    for version in (1, 2):
+        assert main(["features", QUESTION, "--response", str(path), "--schema-version",
+                     str(version)]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].startswith(f"# feature schema v{version}, hash "
+                                   + FEATURE_SCHEMA_HASHES[version][:16])
+        counts[version] = dict(line.split() for line in lines[1:])["c_entities"]
+    assert counts == {1: "2", 2: "1"}
+
+
+def test_an_unknown_schema_version_exits_1_naming_the_known_ones(response_file, capsys):
+    assert main(["features", QUESTION, "--response", str(response_file),
+                 "--schema-version", "3"]) == 1
+    err = capsys.readouterr().err
+    assert "imad features: error: unknown feature schema version 3" in err and "[1, 2]" in err
 
 
 def test_the_output_of_imad_critique_json_is_accepted(tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""Single and batched extraction give identical vectors (SPEC §4: extraction is batched)."""
+"""Single and batched extraction give identical vectors (SPEC §4: extraction is batched),
+under each feature schema."""
 
 from __future__ import annotations
 
@@ -37,19 +38,24 @@ def pairs(fixture_data_dir) -> tuple[list[str], list[CritiqueResponse]]:
     return questions, responses
 
 
-def test_batched_rows_equal_single_extraction(pairs):
+@pytest.mark.parametrize("schema_version", [1, 2])
+def test_batched_rows_equal_single_extraction(pairs, schema_version):
     questions, responses = pairs
-    single = np.stack([extract(q, r) for q, r in zip(questions, responses, strict=True)])
+    single = np.stack([extract(q, r, schema_version=schema_version)
+                       for q, r in zip(questions, responses, strict=True)])
     assert single.shape == (len(questions), 41) and np.isfinite(single).all()
     for batch_size in (1, 7, 64):
-        batched = extract_batch(questions, responses, batch_size=batch_size)
+        batched = extract_batch(questions, responses, batch_size=batch_size,
+                                schema_version=schema_version)
         assert np.array_equal(batched, single), f"batch_size={batch_size}"
 
 
-def test_two_processes_give_the_same_rows(pairs):
+@pytest.mark.parametrize("schema_version", [1, 2])
+def test_two_processes_give_the_same_rows(pairs, schema_version):
     questions, responses = pairs
-    one = extract_batch(questions, responses, batch_size=4)
-    two = extract_batch(questions, responses, batch_size=4, n_process=2)
+    one = extract_batch(questions, responses, batch_size=4, schema_version=schema_version)
+    two = extract_batch(questions, responses, batch_size=4, n_process=2,
+                        schema_version=schema_version)
     assert np.array_equal(one, two)
 
 

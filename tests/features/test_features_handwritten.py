@@ -1,12 +1,14 @@
-"""Every one of the 41 features of three hand-written responses, against values computed
-independently of the extractor.
+"""Every one of the 41 features of three hand-written responses, under both feature schemas,
+against values computed independently of the extractor.
 
-How each expected value was obtained:
+How each expected value was obtained (the EXPECTED dicts are schema v1's; schema v2 differs
+only in the entity counts, `V2_ENTITIES` below, each with how it was counted):
 - tokens, sentences, averages, POS counts, entity counts and dependency depths: by hand,
   reading each sentence (the sentences are chosen so that their parse is unambiguous: no
   prepositional phrase that could attach to two places). Nouns include proper nouns; "is",
   "has been", "might" are auxiliaries, not verbs; "not" is a particle, not an adverb; numbers
-  like "eight" are CARDINAL entities.
+  like "eight" are CARDINAL entities (v1, the NER); v2 counts runs of proper nouns and runs of
+  numbers (`features/entities.py`), read off the same POS tags the noun counts use.
 - lexicon counts: by hand from the word lists in features/lexicons/.
 - readability: the published formulas applied to hand counts of words, sentences, letters and
   syllables (`flesch` and `coleman_liau` below). The hand syllable counts are checked against
@@ -133,13 +135,46 @@ EXPECTED3 = {
     "answer_changed": 0, "length_ratio": 0.0, "c_negations": 0,
 }
 
-CASES = [(Q1, RESPONSE1, EXPECTED1), (Q2, RESPONSE2, EXPECTED2), (Q3, RESPONSE3, EXPECTED3)]
+# --- Schema v2: entities are runs of proper nouns (PROPN) and runs of numbers (NUM) ---------
+V2_ENTITIES = {
+    # Response 1: no proper noun — "aspirin" and the sentence-initial "Aspirin" are common
+    # nouns (NN), as the v1 noun count above already reads them — and no number: 0, 0, 0.
+    "yes-no": {"q_entities": 0, "r_entities": 0, "c_entities": 0},
+    # Response 2: question France (1); reasoning France, Lyon, Lyon (3 one-word runs);
+    # critique Paris, Paris, Lyon (3). "French" is an adjective (JJ → ADJ, counted in
+    # c_adjectives above), not a proper noun: the one change from v1, whose NER finds it as a
+    # NORP entity (4).
+    "what": {"q_entities": 1, "r_entities": 3, "c_entities": 3},
+    # Response 3: reasoning "eight", "six" are numbers (CD → NUM), two one-word runs (2), as
+    # the NER's two CARDINAL spans in v1; the question and the empty critique have none.
+    "how": {"q_entities": 0, "r_entities": 2, "c_entities": 0},
+}
+
+CASES = {"yes-no": (Q1, RESPONSE1, EXPECTED1), "what": (Q2, RESPONSE2, EXPECTED2),
+         "how": (Q3, RESPONSE3, EXPECTED3)}
 
 
-@pytest.mark.parametrize("question, response, expected", CASES, ids=["yes-no", "what", "how"])
-def test_all_41_features_equal_the_hand_computed_values(question, response, expected):
+def expected_values(case: str, schema_version: int) -> dict[str, float]:
+    """The hand-computed 41 values of `case` under `schema_version`."""
+    expected = dict(CASES[case][2])
+    if schema_version == 2:
+        expected.update(V2_ENTITIES[case])
+    return expected
+
+
+def test_v2_changes_only_entity_counts_and_only_where_the_definitions_differ():
+    changed = {case: {name for name, value in V2_ENTITIES[case].items()
+                      if CASES[case][2][name] != value} for case in CASES}
+    assert changed == {"yes-no": set(), "what": {"c_entities"}, "how": set()}
+
+
+@pytest.mark.parametrize("schema_version", [1, 2])
+@pytest.mark.parametrize("case", list(CASES))
+def test_all_41_features_equal_the_hand_computed_values(case, schema_version):
+    question, response, _ = CASES[case]
+    expected = expected_values(case, schema_version)
     assert sorted(expected) == sorted(FEATURE_NAMES)  # all 41, no more
-    vector = extract(question, response)
+    vector = extract(question, response, schema_version=schema_version)
     got = dict(zip(FEATURE_NAMES, vector.tolist(), strict=True))
     mismatches = {name: (got[name], value) for name, value in expected.items()
                   if got[name] != pytest.approx(value, rel=1e-9, abs=1e-12)}
@@ -184,7 +219,13 @@ def test_hand_letter_counts_match_a_character_count():
         assert [sum(ch.isalnum() for ch in s) for s in _sentences(text)] == per_sentence, text
 
 
-def test_vectors_are_float64_of_shape_41():
-    vector = extract(Q1, RESPONSE1)
+@pytest.mark.parametrize("schema_version", [1, 2])
+def test_vectors_are_float64_of_shape_41(schema_version):
+    vector = extract(Q1, RESPONSE1, schema_version=schema_version)
     assert vector.dtype == np.float64
     assert vector.shape == (41,)
+
+
+def test_the_default_schema_is_v2():
+    assert np.array_equal(extract(Q2, RESPONSE2), extract(Q2, RESPONSE2, schema_version=2))
+    assert not np.array_equal(extract(Q2, RESPONSE2), extract(Q2, RESPONSE2, schema_version=1))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from features.errors import FeatureError
 from features.lexical import compile_lexicon, cue_tokens, lexical_features, negation_count
 from features.lexicon import LEXICON_VERSIONS, load_lexicon, load_lexicons, parse_lexicon
 from features.pipeline import load_pipeline, tokenize
-from imad.errors import FeatureError
 
 
 def whitespace_tokenize(text: str) -> list[str]:

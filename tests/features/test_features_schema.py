@@ -1,8 +1,9 @@
-"""The feature schema is pinned: names, order, version and hash, and the lexicon files.
+"""The feature schemas are pinned: names, order, versions and hashes, and the lexicon files.
 
 If one of these tests fails, a change altered the columns a trained router expects. Either
-undo it, or bump FEATURE_SCHEMA_VERSION (and the lexicon version for a word-list change),
-update the pinned values here and retrain the shipped checkpoint.
+undo it, or add a schema version (and a lexicon version for a word-list change), update the
+pinned values here and retrain the shipped checkpoint. Schemas v1 and v2 share the names and
+their order; their hashes differ because the version is hashed with the names.
 """
 
 from __future__ import annotations
@@ -12,8 +13,18 @@ import json
 from importlib import resources
 from pathlib import Path
 
+import pytest
+
 import features
-from features import FEATURE_NAMES, FEATURE_SCHEMA_HASH, FEATURE_SCHEMA_VERSION
+from features import (
+    FEATURE_NAMES,
+    FEATURE_SCHEMA_HASH,
+    FEATURE_SCHEMA_HASHES,
+    FEATURE_SCHEMA_VERSION,
+    SCHEMA_VERSIONS,
+    FeatureError,
+    extractor_for,
+)
 from features.lexicon import LEXICON_VERSIONS, lexicon_filename
 
 # SPEC §4, in order: 7 question, 14 reasoning, 14 critique, 6 cross features.
@@ -29,7 +40,10 @@ EXPECTED_NAMES = [
     "conf_initial", "conf_critique", "conf_gap", "answer_changed", "length_ratio",
     "c_negations",
 ]
-EXPECTED_HASH = "2ef96ff86015d25f51d560dbe0b5418056e4549ff26c87589e640641f894ac7d"
+EXPECTED_HASHES = {
+    1: "2ef96ff86015d25f51d560dbe0b5418056e4549ff26c87589e640641f894ac7d",
+    2: "ee867d1adebb143993063546a01dd3b6e2eb7aa15745ac8e3ef04c06ff8ebe5a",
+}
 
 # sha256 of each lexicon data file's bytes.
 EXPECTED_LEXICON_SHA256 = {
@@ -45,16 +59,33 @@ def test_names_and_order_are_spec_section_4():
     assert len(FEATURE_NAMES) == len(set(FEATURE_NAMES)) == features.N_FEATURES == 41
 
 
-def test_schema_version_and_hash_are_pinned():
-    assert FEATURE_SCHEMA_VERSION == 1
-    assert FEATURE_SCHEMA_HASH == EXPECTED_HASH
+def test_schema_versions_and_hashes_are_pinned():
+    assert SCHEMA_VERSIONS == (1, 2)
+    assert FEATURE_SCHEMA_VERSION == 2  # what extract() computes unless told otherwise
+    assert FEATURE_SCHEMA_HASHES == EXPECTED_HASHES
+    assert EXPECTED_HASHES[2] == FEATURE_SCHEMA_HASH
 
 
-def test_hash_is_sha256_of_the_documented_json_encoding():
+@pytest.mark.parametrize("version", [1, 2])
+def test_each_extractor_has_the_same_names_and_its_own_pinned_hash(version):
+    extractor = extractor_for(version)
+    assert extractor.schema_version == version
+    assert list(extractor.names) == EXPECTED_NAMES
+    assert extractor.schema_hash == EXPECTED_HASHES[version]
+
+
+@pytest.mark.parametrize("version", [0, 3, "2", True, None])
+def test_an_unknown_schema_version_is_a_feature_error_naming_the_known_ones(version):
+    with pytest.raises(FeatureError, match=r"unknown feature schema version .*versions \[1, 2\]"):
+        extractor_for(version)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_hash_is_sha256_of_the_documented_json_encoding(version):
     # Recomputed here from the documented recipe, without features.names.schema_hash.
-    payload = json.dumps({"names": EXPECTED_NAMES, "version": 1}, sort_keys=True,
+    payload = json.dumps({"names": EXPECTED_NAMES, "version": version}, sort_keys=True,
                          separators=(",", ":"))
-    assert hashlib.sha256(payload.encode("utf-8")).hexdigest() == EXPECTED_HASH
+    assert hashlib.sha256(payload.encode("utf-8")).hexdigest() == EXPECTED_HASHES[version]
 
 
 def test_lexicon_files_are_pinned():

@@ -155,7 +155,8 @@ def corpus_rows(tmp_path_factory) -> dict[str, np.ndarray]:
     router = Router.load()
     cache = tmp_path_factory.mktemp("features")
     rows = router_training_rows(router, feature_cache=cache)
-    medqa = load_corpus([CORPUS / "eval" / "medqa.jsonl"], feature_cache=cache)
+    medqa = load_corpus([CORPUS / "eval" / "medqa.jsonl"], feature_cache=cache,
+                        schema_version=router.feature_schema_version)
 
     def scale(raw: np.ndarray) -> np.ndarray:
         return (raw - router.scaler_mean) / router.scaler_scale

@@ -162,11 +162,11 @@ def test_changed_feature_list_is_refused_and_the_difference_named(saved_router):
     def rename(config):
         names = config["features"]["names"]
         names[names.index("r_hedge_count")] = "r_hedges"
-        config["features"]["hash"] = schema_hash(1, names)
+        config["features"]["hash"] = schema_hash(config["features"]["schema_version"], names)
 
     _edit_config(saved_router, rename)
     message = _load_error(saved_router)
-    assert "trained on feature schema v1" in message
+    assert f"trained on feature schema v{features.FEATURE_SCHEMA_VERSION}" in message
     assert "'r_hedge_count'" in message and "'r_hedges'" in message
 
 
@@ -174,7 +174,7 @@ def test_reordered_feature_list_is_refused(saved_router):
     def swap(config):
         names = config["features"]["names"]
         names[0], names[1] = names[1], names[0]
-        config["features"]["hash"] = schema_hash(1, names)
+        config["features"]["hash"] = schema_hash(config["features"]["schema_version"], names)
 
     _edit_config(saved_router, swap)
     assert "another order (column 0: 'q_entities' vs 'q_tokens')" in _load_error(saved_router)

@@ -77,7 +77,7 @@ def score_dataset(responses: DatasetResponses, router: Router,
     if parsed:
         matrix = extract_features([str(r.question["text"]) for r in parsed],
                                   [CritiqueResponse.from_dict(r.parsed) for r in parsed],
-                                  cache=feature_cache)
+                                  cache=feature_cache, schema_version=router.feature_schema_version)
         column = router.feature_names.index(CONFIDENCE_FEATURE)
         probabilities["router"] = router.predict_proba(matrix)
         probabilities["confidence_initial"] = confidence_probabilities(matrix, column)

@@ -55,7 +55,8 @@ def router_training_rows(router: Router, corpus: Sequence[str] = (), *,
     if not paths:
         raise DatasetError(f"router {router.name!r} records no training corpus; name it with "
                            "--train-corpus (the files it was trained on)")
-    table = load_corpus(paths, feature_cache=feature_cache)
+    table = load_corpus(paths, feature_cache=feature_cache,
+                        schema_version=router.feature_schema_version)
     settings = router.metadata.get("training", {}).get("config", {})
     fraction = float(settings.get("validation_fraction", DEFAULT_VALIDATION_FRACTION))
     seed = int(settings.get("split_seed", DEFAULT_SPLIT_SEED))
