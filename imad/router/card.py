@@ -37,6 +37,7 @@ def render_model_card(config: dict[str, Any]) -> str:
         _data(config.get("data")),
         _metrics(config.get("metrics"), config["threshold"]),
         _threshold(config["threshold"]),
+        _ood(config),
         _model(config),
         _versions(config.get("versions")),
         _limits(config),
@@ -126,6 +127,29 @@ def _metrics(metrics: dict[str, Any] | None, threshold: dict[str, Any]) -> str:
 
 def _threshold(threshold: dict[str, Any]) -> str:
     return f"## Threshold\n\nτ = {threshold['tau']:g}: {threshold.get('method', 'not recorded')}."
+
+
+def _ood(config: dict[str, Any]) -> str:
+    ood = config.get("ood")
+    if not ood:
+        return ("## Out-of-distribution flag\n\nThis checkpoint has no OOD statistics: decisions "
+                "report `ood = None`. Add them with `python -m training.export --add-ood NAME`.")
+    fitted = config.get("ood_statistics") or {}
+    rows = fitted.get("rows") or {}
+    lines = [
+        "## Out-of-distribution flag\n",
+        f"- Detector: {ood['method']} distance of the scaled features to the training rows; an "
+        f"answer is flagged (`decision.ood`) when its score exceeds {ood['threshold']:.4f}, the "
+        f"{ood.get('threshold_rule', 'validation threshold')}.",
+        f"- Policy: `{config.get('ood_policy', 'flag')}` (\"flag\" reports it, \"escalate\" also "
+        "sends it to the debate; `--ood-policy` overrides).",
+    ]
+    if rows:
+        lines.append(f"- Fitted on {rows.get('train', '?')} training rows, threshold on "
+                     f"{rows.get('validation', '?')} validation rows.")
+    if fitted.get("command"):
+        lines.append(f"- Computed by `{fitted['command']}`.")
+    return "\n".join(lines)
 
 
 def _model(config: dict[str, Any]) -> str:
