@@ -34,6 +34,6 @@ def ood_split(detector: OODDetector, scaled: np.ndarray, labels: np.ndarray,
     }
 
 
-def auroc_text(value: float, n: int) -> str:
-    """An AUROC with its sample size, or a dash when it is undefined."""
-    return f"{value:.3f} (n={n})" if math.isfinite(value) else f"— (n={n})"
+def auroc_text(value: float | None, n: int) -> str:
+    """An AUROC with its sample size, or a dash when it is undefined (NaN, or null in JSON)."""
+    return f"{value:.3f} (n={n})" if value is not None and math.isfinite(value) else f"— (n={n})"
