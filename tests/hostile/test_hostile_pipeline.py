@@ -98,6 +98,10 @@ class NaNRouter:
         self.inner = make_router(tau=0.7)
         self.metadata = self.inner.metadata
 
+    @property
+    def confidence_source(self) -> str:
+        return self.inner.confidence_source
+
     def with_threshold(self, tau, how):
         return self
 

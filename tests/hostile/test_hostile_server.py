@@ -165,6 +165,10 @@ class NaNRouter:
         self.inner = make_router()
         self.metadata, self.name = self.inner.metadata, "nan-router"
 
+    @property
+    def confidence_source(self) -> str:
+        return self.inner.confidence_source
+
     def with_threshold(self, tau, how):
         return self
 
@@ -271,6 +275,13 @@ def test_property_no_body_gives_a_500_or_non_strict_json(serve, logs):
     def check(body):
         response = post(server, body)
         assert response.status_code < 500, response.text
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            events = [line.removeprefix("data: ") for line in response.text.splitlines() if line]
+            assert events[-1] == "[DONE]"
+            for event in events[:-1]:  # every chunk is strict JSON, p finite or null
+                info = strict_loads(event).get("imad")
+                assert info is None or info["p"] is None or math.isfinite(info["p"])
+            return
         data = strict_loads(response.text)
         if response.status_code >= 400:
             assert set(data["error"]) == {"message", "type", "param", "code"}
