@@ -9,7 +9,6 @@ comes back. pytest-timeout bounds every wait; nothing is timed.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import math
@@ -30,6 +29,7 @@ from imad.llm.scripted import ScriptedChat  # noqa: E402
 from imad.serve import BackgroundServer, PipelineFactory, ServeSettings, create_app  # noqa: E402
 from imad.serve.logs import LOGGER_NAME  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
+from tests.support.nan_router import NaNRouter  # noqa: E402
 from tests.support.serving import BlockingChat, echo_factory, echo_respond, tagged_question  # noqa: E402
 
 API_KEY = "hostile-key-0123456789"
@@ -156,25 +156,6 @@ def test_issue_reproduction_is_a_413_before_any_call_with_the_embedded_model(ser
     assert "the prompt is 4,185 tokens (llama.cpp's tokenizer)" in error["message"]
     [line] = logs.fields("chat_completion")
     assert line["status"] == 413 and not [r for r in logs.records if r.exc_info]
-
-
-class NaNRouter:
-    """A router whose score is NaN, as a checkpoint with scaler mean 1e308 gives; it says "keep"."""
-
-    def __init__(self) -> None:
-        self.inner = make_router()
-        self.metadata, self.name = self.inner.metadata, "nan-router"
-
-    @property
-    def confidence_source(self) -> str:
-        return self.inner.confidence_source
-
-    def with_threshold(self, tau, how):
-        return self
-
-    def decide(self, question, response, **kwargs):
-        decision = self.inner.decide(question, response, **kwargs)
-        return dataclasses.replace(decision, p=math.nan, escalate=False, reasons=("p nan ≥ τ 0.70: keep",))
 
 
 @pytest.mark.parametrize("stream", [False, True])
