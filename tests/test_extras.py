@@ -44,3 +44,13 @@ def test_require_extra_names_the_missing_module(monkeypatch):
     with pytest.raises(MissingDependencyError, match=r"'lightning'.*pip install 'imad\[train\]'"):
         require_extra("train", "training")
     require_extra("train", "training", modules=("numpy",))  # present: no error
+
+
+def test_python_m_training_without_the_extra_is_one_error_line_and_exit_3():
+    hide_and_run = ("import runpy, sys; sys.modules['lightning'] = None; sys.argv = ['-m', '--help']; "
+                    "runpy.run_module('training.fit', run_name='__main__')")
+    result = subprocess.run([sys.executable, "-c", hide_and_run], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.startswith("error: ") and "pip install 'imad[train]'" in result.stderr
+    assert "Traceback" not in result.stderr

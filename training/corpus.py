@@ -32,7 +32,7 @@ from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.critique.canonical import answers_match
 from imad.critique.schema import DEFAULT_MAX_TEXT_CHARS
-from imad.errors import DatasetError, LLMError
+from imad.errors import DatasetError, InvalidQuestionError, LLMError
 from imad.llm.spec import chat_model_from_spec
 from imad.question import Question
 from training.corpus_lock import corpus_lock
@@ -187,19 +187,25 @@ def check_same_setup(path: Path, critique: SelfCritique) -> None:
 def answer_one(critique: SelfCritique, question: Question) -> CritiqueResult:
     """`critique.run(question)`, with any exception it lets through kept as this question's result.
 
-    `SelfCritique.run` reports bad answers as results; an exception escaping it is a bug (a
-    response the parser did not foresee). One such response must not end a run of a thousand
-    questions, so it is recorded like a failed call: status `llm_error` with the exception
-    named, counted as unanswered, and retried by the next run.
+    `SelfCritique.run` reports bad answers as results. A question it refuses before calling the
+    model (`InvalidQuestionError`, e.g. `InputTooLargeError`: the prompt cannot fit the model's
+    context) and any other exception escaping it (a bug: a response the parser did not foresee)
+    must not end a run of a thousand questions, so each is recorded like a failed call: status
+    `llm_error` with the reason, counted as unanswered, and retried by the next run.
     """
     try:
         return critique.run(question)
+    except InvalidQuestionError as error:
+        return _failed(critique, question, f"{type(error).__name__}: {error}")
     except Exception as error:  # noqa: BLE001 - see the docstring: kept, reported, retried
-        return CritiqueResult(question, "llm_error", None, "",
-                              f"unexpected {type(error).__name__}: {error} (a bug in imad; the "
-                              "next run retries this question)", 0, 0, "error", 0.0,
-                              critique.model.model_id, critique.prompt_version,
-                              critique.confidence_source)
+        return _failed(critique, question, f"unexpected {type(error).__name__}: {error} (a bug "
+                       "in imad; the next run retries this question)")
+
+
+def _failed(critique: SelfCritique, question: Question, reason: str) -> CritiqueResult:
+    return CritiqueResult(question, "llm_error", None, "", reason, 0, 0, "error", 0.0,
+                          critique.model.model_id, critique.prompt_version,
+                          critique.confidence_source)
 
 
 def _answers(questions: Sequence[Question], critique: SelfCritique, workers: int) -> Iterable[CritiqueResult]:

@@ -20,6 +20,7 @@ import numpy as np
 import features
 from imad.critique.schema import CritiqueResponse
 from imad.errors import DatasetError
+from imad.router.calibration_set import corpus_jsonl_files
 from training.corpus_store import CorpusRecord, read_records
 from training.feature_cache import extract_features
 
@@ -45,28 +46,10 @@ def corpus_files(paths: Sequence[str | Path]) -> list[Path]:
     A relative path missing from the working directory is looked up in the repository root,
     so `python -m training.fit` finds the shipped corpus from anywhere inside the checkout.
     """
-    files: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if not path.exists() and not path.is_absolute() and (REPO_ROOT / path).exists():
-            path = REPO_ROOT / path
-        if path.is_dir():
-            found = sorted(path.glob("*.jsonl"))
-            if not found:
-                raise DatasetError(f"corpus directory {path} holds no .jsonl files")
-            files.extend(found)
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise DatasetError(
-                f"corpus path {given} does not exist; build a corpus with "
-                "`python -m training.corpus --llm SPEC --dataset pubmedqa --dataset gqa` "
-                "or pass --corpus PATH"
-            )
-    unique: dict[Path, Path] = {}
-    for file in files:
-        unique.setdefault(file.resolve(), file)
-    return list(unique.values())
+    return corpus_jsonl_files(
+        paths, search_root=REPO_ROOT,
+        missing_hint="; build a corpus with `python -m training.corpus --llm SPEC --dataset "
+                     "pubmedqa --dataset gqa` or pass --corpus PATH")
 
 
 def load_corpus(

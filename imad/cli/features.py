@@ -64,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
 
     response = read_response(args.response)
     version = FEATURE_SCHEMA_VERSION if args.schema_version is None else args.schema_version
+    if version not in FEATURE_SCHEMA_HASHES:  # a bad flag value: a usage error, exit 2
+        raise ConfigError("--schema-version", f"unknown feature schema version {version}; this "
+                          f"imad computes {sorted(FEATURE_SCHEMA_HASHES)}")
     vector = featurize.extract(args.question, response, version)
     values = {name: float(value) for name, value in zip(FEATURE_NAMES, vector, strict=True)}
     if args.json:

@@ -24,10 +24,10 @@ from imad.router.threshold import ValidationSet
 
 def read_validation_set(router: Router, paths: Sequence[str | Path]) -> ValidationSet:
     """The router's scores on the labelled answers of `paths` (files, or folders of *.jsonl)."""
-    import features
     from imad.critique.schema import CritiqueResponse
+    from imad.router import featurize
 
-    files = _jsonl_files(paths)
+    files = corpus_jsonl_files(paths)
     records = [record for file in files for record in _latest_records(file)]
     labelled = [r for r in records if r.get("label") is not None and r.get("parsed") is not None]
     if not labelled:
@@ -35,7 +35,8 @@ def read_validation_set(router: Router, paths: Sequence[str | Path]) -> Validati
                            f"{len(records)} are parse failures or the files are empty)")
     questions = [str(r["question"]["text"]) for r in labelled]
     responses = [CritiqueResponse.from_dict(r["parsed"]) for r in labelled]
-    matrix = np.asarray(features.extract_batch(questions, responses), dtype=np.float64)
+    matrix = np.asarray(featurize.extract_batch(questions, responses, router.feature_schema_version),
+                        dtype=np.float64)
     unparsed = len(records) - len(labelled)
     source = {"kind": "corpus files", "files": [str(path) for path in paths],
               "labelled": len(labelled), "unparsed": unparsed}
@@ -44,10 +45,17 @@ def read_validation_set(router: Router, paths: Sequence[str | Path]) -> Validati
                          unparsed, source, float(np.mean(tokens)))
 
 
-def _jsonl_files(paths: Sequence[str | Path]) -> list[Path]:
+def corpus_jsonl_files(paths: Sequence[str | Path], *, search_root: Path | None = None,
+                       missing_hint: str = "") -> list[Path]:
+    """The JSONL files named by `paths` (a directory expands to its sorted *.jsonl files), each
+    once. A relative path missing from the working directory is looked up under `search_root`
+    when given (training finds the shipped corpus from anywhere inside the checkout)."""
     files: list[Path] = []
     for given in paths:
         path = Path(given)
+        if search_root is not None and not path.exists() and not path.is_absolute() \
+                and (search_root / path).exists():
+            path = search_root / path
         if path.is_dir():
             found = sorted(path.glob("*.jsonl"))
             if not found:
@@ -56,10 +64,13 @@ def _jsonl_files(paths: Sequence[str | Path]) -> list[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            raise DatasetError(f"corpus path {given} does not exist")
+            raise DatasetError(f"corpus path {given} does not exist{missing_hint}")
     if not files:
         raise DatasetError("no corpus files given (--corpus PATH)")
-    return files
+    unique: dict[Path, Path] = {}
+    for file in files:
+        unique.setdefault(file.resolve(), file)
+    return list(unique.values())
 
 
 def _latest_records(path: Path) -> list[dict[str, Any]]:

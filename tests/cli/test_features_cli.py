@@ -70,11 +70,12 @@ def test_schema_version_1_prints_the_v1_vector(tmp_path, capsys):
     assert counts == {1: "2", 2: "1"}
 
 
-def test_an_unknown_schema_version_exits_1_naming_the_known_ones(response_file, capsys):
+def test_an_unknown_schema_version_is_a_usage_error_naming_the_known_ones(response_file, capsys):
     assert main(["features", QUESTION, "--response", str(response_file),
-                 "--schema-version", "3"]) == 1
+                 "--schema-version", "3"]) == 2
     err = capsys.readouterr().err
-    assert "imad features: error: unknown feature schema version 3" in err and "[1, 2]" in err
+    assert "imad features: error: --schema-version: unknown feature schema version 3" in err
+    assert "[1, 2]" in err
 
 
 def test_the_output_of_imad_critique_json_is_accepted(tmp_path, capsys):

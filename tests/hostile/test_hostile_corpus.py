@@ -145,6 +145,20 @@ def test_an_exception_escaping_the_call_is_saved_and_retried(tmp_path):
     assert [r.label for r in read_records(path)] == [1, 1, 1]
 
 
+def test_a_question_too_large_for_the_context_is_one_failure_not_the_end_of_the_run(tmp_path):
+    path = tmp_path / "c.jsonl"
+    huge = Question(text="Is this claim true? " + "word " * 2000, task_type=TaskType.YES_NO_MAYBE,
+                    id="big", dataset="toy", gold="yes")
+    chat = ScriptedChat(lambda request: critique_json(), context_window=1024)
+    summary = build_corpus([QUESTIONS[0], huge, QUESTIONS[1]], SelfCritique(chat), path,
+                           progress=False)
+    records = {r.question_id: r for r in read_records(path)}
+    assert sorted(records) == ["big", "q0", "q1"] and summary.unanswered == 1
+    assert records["big"].parse_error.startswith("llm_error: InputTooLargeError: ")
+    assert "a bug" not in records["big"].parse_error
+    assert len(chat.calls) == 2  # the model was never called for the oversized question
+
+
 def test_questions_without_gold_are_unlabelled_not_wrong(tmp_path):
     path = tmp_path / "c.jsonl"
     unlabelled = Question(text="Is it?", task_type=TaskType.YES_NO_MAYBE, id="u", dataset="toy")

@@ -87,7 +87,7 @@ GENERIC_CASES: list[tuple[str, bytes, str | int]] = [
     ("huge-context-2mb", line(question="Q?", context="x" * 2_000_000), "the limit is 20,000"),
     ("lone-surrogate", b'{"question": "Is \\ud800 it?"}\n', "lone surrogate"),
     ("lone-surrogate-in-choice", b'{"question": "Q", "choices": ["a", "\\udfff"]}\n',
-     "choice 2 holds a lone surrogate"),
+     "choice 2 is not valid Unicode text: a lone surrogate"),
     ("bad-line-after-blank", OK + b"\n" + b"{]\n", "mine.jsonl:3: not valid JSON"),
     ("image-parent-escape", line(question="What is shown?", image="../../../../etc/passwd", answer="x"),
      "resolves outside"),

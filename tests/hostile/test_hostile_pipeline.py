@@ -10,7 +10,6 @@ typed outcomes come back and that nothing non-finite leaves it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 
@@ -24,6 +23,7 @@ from imad.llm.scripted import ScriptedChat
 from imad.pipeline import Pipeline
 from imad.question import Question, TaskType
 from tests.router.router_helpers import make_router
+from tests.support.nan_router import NaNRouter
 
 YNM = Question("Does exercise lower blood pressure?", TaskType.YES_NO_MAYBE, id="q")
 CRITIQUE = {"initial_answer": "yes", "initial_reasoning": "Trials show a drop of a few mmHg.",
@@ -89,21 +89,6 @@ def test_issue_reproduction_with_the_embedded_model(embedded_model):
 
 
 # --- non-finite scores, invalid text, cancellation (items 2, 3, 10) --------------------------------
-
-
-class NaNRouter:
-    """A router whose score is NaN (a scaler mean of 1e308 gives that): it says "keep"."""
-
-    def __init__(self) -> None:
-        self.inner = make_router(tau=0.7)
-        self.metadata = self.inner.metadata
-
-    def with_threshold(self, tau, how):
-        return self
-
-    def decide(self, question, response, **kwargs):
-        decision = self.inner.decide(question, response, **kwargs)
-        return dataclasses.replace(decision, p=math.nan, escalate=False, reasons=("p nan ≥ τ 0.70: keep",))
 
 
 def test_non_finite_score_escalates_with_the_reason():

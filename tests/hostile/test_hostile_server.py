@@ -9,7 +9,6 @@ comes back. pytest-timeout bounds every wait; nothing is timed.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import math
@@ -30,6 +29,7 @@ from imad.llm.scripted import ScriptedChat  # noqa: E402
 from imad.serve import BackgroundServer, PipelineFactory, ServeSettings, create_app  # noqa: E402
 from imad.serve.logs import LOGGER_NAME  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
+from tests.support.nan_router import NaNRouter  # noqa: E402
 from tests.support.serving import BlockingChat, echo_factory, echo_respond, tagged_question  # noqa: E402
 
 API_KEY = "hostile-key-0123456789"
@@ -158,21 +158,6 @@ def test_issue_reproduction_is_a_413_before_any_call_with_the_embedded_model(ser
     assert line["status"] == 413 and not [r for r in logs.records if r.exc_info]
 
 
-class NaNRouter:
-    """A router whose score is NaN, as a checkpoint with scaler mean 1e308 gives; it says "keep"."""
-
-    def __init__(self) -> None:
-        self.inner = make_router()
-        self.metadata, self.name = self.inner.metadata, "nan-router"
-
-    def with_threshold(self, tau, how):
-        return self
-
-    def decide(self, question, response, **kwargs):
-        decision = self.inner.decide(question, response, **kwargs)
-        return dataclasses.replace(decision, p=math.nan, escalate=False, reasons=("p nan ≥ τ 0.70: keep",))
-
-
 @pytest.mark.parametrize("stream", [False, True])
 def test_non_finite_score_is_null_and_escalated_in_strict_json(serve, logs, stream):
     server, _ = serve(echo_factory(router=NaNRouter()))
@@ -271,6 +256,13 @@ def test_property_no_body_gives_a_500_or_non_strict_json(serve, logs):
     def check(body):
         response = post(server, body)
         assert response.status_code < 500, response.text
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            events = [line.removeprefix("data: ") for line in response.text.splitlines() if line]
+            assert events[-1] == "[DONE]"
+            for event in events[:-1]:  # every chunk is strict JSON, p finite or null
+                info = strict_loads(event).get("imad")
+                assert info is None or info["p"] is None or math.isfinite(info["p"])
+            return
         data = strict_loads(response.text)
         if response.status_code >= 400:
             assert set(data["error"]) == {"message", "type", "param", "code"}
