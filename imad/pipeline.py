@@ -201,12 +201,13 @@ BUDGET_ARGUMENTS = {"target_rate": "target_trigger_rate", "window": "budget_wind
 
 def new_budget(target_trigger_rate: float, window: int, initial_threshold: float, *,
                names: Mapping[str, str] = BUDGET_ARGUMENTS) -> TriggerBudget:
-    """A trigger budget that starts from `initial_threshold` (the router's τ) until it has seen
-    min(50, window) scores. A bad value raises `ConfigError` naming the argument as `names`
+    """A trigger budget that starts from `initial_threshold` (the router's τ) until its window
+    holds min(50, window // 2) scores (half a small window, so a few unparsed answers in it do
+    not send it back to the initial τ). A bad value raises `ConfigError` naming the argument as `names`
     spells it (a CLI passes its flags)."""
     try:
         return TriggerBudget(target_trigger_rate, window=window,
-                             min_observations=min(DEFAULT_WARM_UP, window),
+                             min_observations=max(1, min(DEFAULT_WARM_UP, window // 2)),
                              initial_threshold=initial_threshold)
     except ConfigError as error:
         field = names.get(error.field, error.field)

@@ -52,8 +52,8 @@ def add_routing_arguments(parser: argparse.ArgumentParser, *, serving: bool) -> 
     parser.add_argument("--target-trigger-rate", type=float, default=None, metavar="R",
                         help="hold the share of escalated answers at R (0 < R < 1) with a trigger "
                              f"budget ({scope}): τ becomes the R quantile of the last "
-                             "--budget-window scores, after 50 answers at the checkpoint's τ "
-                             "(default: a fixed τ)")
+                             "--budget-window scores, after min(50, W/2) scored answers at "
+                             "the checkpoint's τ (default: a fixed τ)")
     parser.add_argument("--budget-window", type=int, default=None, metavar="W",
                         help=f"answers the budget looks back over (default: {DEFAULT_BUDGET_WINDOW})")
     parser.add_argument("--ood-policy", choices=OOD_POLICIES, default=None,
