@@ -35,7 +35,8 @@ import numpy as np
 from imad.router import DEFAULT_CHECKPOINT, Router
 from imad.router.budget import TriggerBudget
 from imad.router.ood import OODDetector, fit_mahalanobis, fit_quantile_range
-from training.calibrate import tau_for_trigger_rate, validation_scores
+from imad.router.threshold import tau_for_trigger_rate
+from training.calibrate import validation_set
 from training.corpus_store import read_records
 from training.datamodule import load_corpus
 from training.evaluation.ood import auroc_text, ood_split
@@ -213,8 +214,9 @@ def main() -> None:
 
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     router = Router.load(args.checkpoint)
-    p, labels, unparsed, _ = validation_scores(router, (), str(CACHE))
-    choice = tau_for_trigger_rate(p, labels, args.target_rate, unparsed)
+    validation = validation_set(router, (), str(CACHE))
+    choice = tau_for_trigger_rate(validation.p, validation.labels, args.target_rate,
+                                  validation.unparsed)
     print(f"router {router.name}; static τ {choice.tau:.4f} escalates {choice.achieved_rate:.3f} "
           f"of its {choice.questions} validation answers (imad calibrate's choice)")
     stream, raw_features = evaluation_stream(router)
