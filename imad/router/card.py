@@ -41,6 +41,7 @@ def render_model_card(config: dict[str, Any]) -> str:
         _model(config),
         _versions(config.get("versions")),
         _limits(config),
+        _made_with(config),
         _retrain(),
     ]
     return "\n\n".join(section for section in sections if section) + "\n"
@@ -214,6 +215,30 @@ def _limits(config: dict[str, Any]) -> str:
         "epoch was selected on that split, which makes them optimistic."
     )
     return "\n".join(lines)
+
+
+def _made_with(config: dict[str, Any]) -> str:
+    """The commands that made this checkpoint, rebuilt from what config.json records."""
+    commands = []
+    settings = (config.get("training") or {}).get("config")
+    if settings:
+        corpus = " ".join(f"--corpus {path}" for path in settings.get("corpus", ()))
+        commands.append(f"python -m training.fit {corpus} --feature-schema "
+                        f"{settings.get('feature_schema', 1)} --output {settings['output']}")
+    calibration = config.get("calibration") or {}
+    budget, files = calibration.get("token_budget"), (calibration.get("validation") or {}).get("files")
+    parent = (calibration.get("parent") or {}).get("path")
+    if budget and files and parent:
+        commands.append(f"imad calibrate --router {parent} --token-budget "
+                        f"{budget['tokens_per_question']:g} --debate-tokens {budget['debate_tokens']:g} "
+                        f"--corpus {' '.join(files)} --out <this directory>")
+    ood_command = (config.get("ood_statistics") or {}).get("command", "")
+    if ood_command.startswith("python -m training.export"):
+        commands.append(ood_command)
+    if not commands:
+        return ""
+    return ("## How this checkpoint was made\n\n```bash\n" + "\n".join(commands) + "\n```\n\n"
+            "The other training settings are the ones recorded in config.json (`training.config`).")
 
 
 def _retrain() -> str:
