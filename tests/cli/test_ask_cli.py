@@ -114,3 +114,17 @@ def test_text_report_shows_tau_source_and_ood(tmp_path, scripted_llm, capsys):
     assert "decision: escalated to cot" in out and "from checkpoint" in out
     assert ", unfamiliar, ood_policy escalate)" in out
     assert "(ood_policy escalate)" in out  # the reason line
+
+
+@pytest.mark.llm
+def test_ask_with_the_embedded_model_the_default_router_and_a_budget_state(tmp_path, capsys):
+    state = tmp_path / "budget.json"
+    code = main(["ask", "Is aspirin an opioid?", "--task-type", "yes_no_maybe", "--backend", "cot",
+                 "--target-trigger-rate", "0.3", "--budget-state", str(state), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    decision = result["decision"]
+    assert code == 0 and decision["tau_source"] == "checkpoint"  # the first answer: warm-up
+    assert json.loads(state.read_text())["observed_total"] == 1
+    if decision["score_status"] == "scored":  # imad-router-v2 ships OOD statistics
+        assert decision["ood_score"] > 0 and isinstance(decision["ood"], bool)
+    assert decision["ood_policy"] == "flag"
