@@ -124,7 +124,7 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
         budgets = runner.budgets
         return {"router": factory.router.name, "tau": factory.router.tau,
                 "ood_statistics": factory.router.ood_detector is not None,
-                "ood_policy": settings.ood_policy or factory.router.ood_policy,
+                "ood_policy": factory.router.ood_policy,
                 "target_trigger_rate": settings.target_trigger_rate,
                 "budget_window": None if budgets is None else settings.budget_window,
                 "budgets": {} if budgets is None else budgets.stats()}

@@ -38,7 +38,6 @@ class PipelineRunner:
 
     def __init__(self, factory: PipelineFactory, settings: ServeSettings) -> None:
         self.factory = factory
-        self.ood_policy = settings.ood_policy
         self.budgets = (None if settings.target_trigger_rate is None else BudgetBook(
             settings.target_trigger_rate, settings.budget_window, factory.router.tau))
         self.timeout_s = settings.request_timeout_s
@@ -60,7 +59,7 @@ class PipelineRunner:
         watch = UpstreamWatch(model)
         try:
             budget = None if self.budgets is None else self.budgets.budget_for(choice)
-            pipeline = self.factory.build(choice, watch, budget=budget, ood_policy=self.ood_policy)
+            pipeline = self.factory.build(choice, watch, budget=budget)
             future = self._executor.submit(self._work, pipeline, question, request_id)
         except BaseException:
             self.limiter.release()

@@ -108,3 +108,22 @@ def test_bad_budget_settings_name_the_flag(fields, flag):
     with pytest.raises(ConfigError) as caught:
         ServeSettings(**fields)
     assert caught.value.field == flag
+
+
+def test_ood_policy_escalate_needs_statistics_and_is_reported(start_server):
+    import numpy as np
+
+    from imad.router.ood import MahalanobisOOD
+    from tests.router.router_helpers import make_router
+
+    with pytest.raises(ConfigError, match="ood_policy: 'escalate' needs OOD statistics"):
+        start_server(ServeSettings(api_key=API_KEY, ood_policy="escalate"), echo_factory())
+    router = make_router(tau=0.0)
+    n = len(router.feature_names)
+    far = router.with_ood(MahalanobisOOD(1e-6, np.full(n, 50.0), np.eye(n), 0.0))  # flags all
+    server = start_server(ServeSettings(api_key=API_KEY, ood_policy="escalate"), echo_factory(router=far))
+    info = post(server, "imad-acemad", 3).json()["imad"]
+    assert info["ood"] is True and info["ood_score"] > 1 and info["ood_policy"] == "escalate"
+    assert info["escalated"] is True and info["source"] == "debate"  # kept by τ = 0, escalated by OOD
+    assert any("(ood_policy escalate)" in reason for reason in info["reasons"])
+    assert stats_of(server)["ood_statistics"] is True and stats_of(server)["ood_policy"] == "escalate"
