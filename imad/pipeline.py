@@ -148,12 +148,16 @@ class Pipeline:
             question = Question(question)
         critique = self.critique.run(question)
         trace = [_critique_call(critique)]
-        routing = {"budget": self.budget, "tau_source": self.tau_source}
+        # Only a budget needs the router's help to label τ; without one the label is ours, and a
+        # router (or test double) with the older `decide` signature keeps working.
+        routing = {} if self.budget is None else {"budget": self.budget, "tau_source": self.tau_source}
         if critique.ok:
             decision = self.router.decide(question, critique.response, **routing)
         else:
             decision = self.router.decide(question, None, **routing,
                                           parse_error=f"{critique.status}: {critique.error}")
+        if self.budget is None and decision.tau_source != self.tau_source:
+            decision = replace(decision, tau_source=self.tau_source)
         decision = fail_safe(decision)
         if not decision.escalate:
             return PipelineAnswer(question, critique.response.final_answer, "single_agent", decision,
