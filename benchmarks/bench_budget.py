@@ -35,11 +35,12 @@ import numpy as np
 from imad.router import DEFAULT_CHECKPOINT, Router
 from imad.router.budget import TriggerBudget
 from imad.router.ood import OODDetector, fit_mahalanobis, fit_quantile_range
-from training.calibrate import tau_for_trigger_rate, validation_scores
+from imad.router.threshold import tau_for_trigger_rate
+from training.calibrate import validation_set
 from training.corpus_store import read_records
 from training.datamodule import load_corpus
+from training.evaluation.ood import auroc_text, ood_split
 from training.evaluation.training_rows import router_training_rows
-from training.metrics import auroc
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL_DIR = REPO / "corpus" / "smollm2-135m-instruct-q4_1" / "eval"
@@ -167,8 +168,7 @@ def report_streams(stream: Stream, tau: float, args: argparse.Namespace) -> None
 def report_ood(router: Router, raw_features: dict[str, np.ndarray], stream: Stream) -> None:
     rows = router_training_rows(router, feature_cache=CACHE)
 
-    def scale(raw: np.ndarray) -> np.ndarray:
-        return (raw - router.scaler_mean) / router.scaler_scale
+    scale = router.scale
 
     fitters = {"mahalanobis (Ledoit-Wolf)": fit_mahalanobis, "quantile range": fit_quantile_range}
     train, validation = scale(rows.train_features), scale(rows.validation_features)
@@ -182,11 +182,11 @@ def report_ood(router: Router, raw_features: dict[str, np.ndarray], stream: Stre
           f"{'AUROC unflagged':>16}")
     for detector_name, detector in detectors.items():
         for set_name, (raw, labels) in sets.items():
-            flagged = detector.flag(scale(raw))
-            p = router.predict_proba(raw)
-            print(f"{detector_name:<26} {set_name:<11} {labels.size:>4} {flagged.mean():>8.3f} "
-                  f"{_auroc_text(labels[flagged], p[flagged]):>14} "
-                  f"{_auroc_text(labels[~flagged], p[~flagged]):>16}")
+            split = ood_split(detector, scale(raw), labels, router.predict_proba(raw))
+            print(f"{detector_name:<26} {set_name:<11} {labels.size:>4} "
+                  f"{split['flagged_share']:>8.3f} "
+                  f"{auroc_text(split['auroc_flagged'], split['flagged']):>14} "
+                  f"{auroc_text(split['auroc_unflagged'], labels.size - split['flagged']):>16}")
     print(f"\n## OOD threshold stability: refitted on {len(BOOTSTRAP_SEEDS)} bootstrap resamples "
           "of the validation split (min–max)")
     for detector_name, fit in fitters.items():
@@ -204,11 +204,6 @@ def _span(values: list[float]) -> str:
     return f"{min(values):.3f}–{max(values):.3f}"
 
 
-def _auroc_text(labels: np.ndarray, p: np.ndarray) -> str:
-    value = auroc(labels, p)
-    return f"{value:.3f} (n={labels.size})" if np.isfinite(value) else f"— (n={labels.size})"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT)
@@ -219,8 +214,9 @@ def main() -> None:
 
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     router = Router.load(args.checkpoint)
-    p, labels, unparsed, _ = validation_scores(router, (), str(CACHE))
-    choice = tau_for_trigger_rate(p, labels, args.target_rate, unparsed)
+    validation = validation_set(router, (), str(CACHE))
+    choice = tau_for_trigger_rate(validation.p, validation.labels, args.target_rate,
+                                  validation.unparsed)
     print(f"router {router.name}; static τ {choice.tau:.4f} escalates {choice.achieved_rate:.3f} "
           f"of its {choice.questions} validation answers (imad calibrate's choice)")
     stream, raw_features = evaluation_stream(router)

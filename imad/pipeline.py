@@ -6,6 +6,12 @@ the question goes to the configured debate back-end, with the self-critique as o
 opening so it is not paid for twice. Every result carries the router's decision, every LLM call
 made, and token totals that are the sums over those calls.
 
+Under drift (issue 16) a pipeline can hold an escalation budget instead of a fixed τ:
+`Pipeline(..., target_trigger_rate=0.2)` (or a shared `budget=TriggerBudget(...)`) observes every
+scored answer and decides it with the budget's τ for that answer; an unparsed or non-finite one
+is observed as unparsed (it escalates and counts against the budget). `ood_policy` overrides the
+checkpoint's: "escalate" also sends answers unlike the router's training rows to the debate.
+
 A debate that fails outright (every agent call failed) does not lose the question: the pipeline
 falls back to the self-critique answer when there is one, and records the error.
 
@@ -18,7 +24,7 @@ cancelled request (`imad.llm.cancel`) raises `RequestCancelledError` at its next
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +36,8 @@ from imad.errors import ConfigError, DebateError, LLMError
 from imad.llm.types import ChatModel
 from imad.question import Question
 from imad.router import Router, RouterDecision
+from imad.router.budget import TriggerBudget
+from imad.routing_options import DEFAULT_BUDGET_WINDOW, DEFAULT_WARM_UP
 
 ANSWER_SOURCES = ("single_agent", "debate", "single_agent_fallback", "none")
 
@@ -102,11 +110,22 @@ class Pipeline:
 
     def __init__(self, router: Router, model: ChatModel, backend: DebateBackend | str = "acemad", *,
                  tau: float | None = None, critique: SelfCritique | None = None,
-                 backend_options: dict[str, Any] | None = None) -> None:
+                 backend_options: dict[str, Any] | None = None,
+                 target_trigger_rate: float | None = None,
+                 budget_window: int = DEFAULT_BUDGET_WINDOW,
+                 budget: TriggerBudget | None = None,
+                 ood_policy: str | None = None) -> None:
         if tau is not None:
             if not 0.0 <= tau <= 1.0:
                 raise ConfigError("tau", f"must be in [0, 1], got {tau}")
             router = router.with_threshold(tau, "set for this pipeline (--tau)")
+        if ood_policy is not None and ood_policy != router.ood_policy:
+            router = router.with_ood_policy(ood_policy)
+        self.tau_source = "checkpoint" if tau is None else "request"
+        if budget is not None and target_trigger_rate is not None:
+            raise ConfigError("target_trigger_rate", "pass a target rate or a budget, not both")
+        self.budget = budget if target_trigger_rate is None else new_budget(
+            target_trigger_rate, budget_window, router.tau)
         self.router = router
         self.model = model
         self.critique = critique or SelfCritique(model, confidence_source=router_confidence_source(router))
@@ -115,11 +134,13 @@ class Pipeline:
 
     @classmethod
     def from_specs(cls, *, router: str | Path | None = None, llm: str = "local",
-                   backend: str = "acemad", tau: float | None = None) -> Pipeline:
+                   backend: str = "acemad", tau: float | None = None,
+                   budget: TriggerBudget | None = None, ood_policy: str | None = None) -> Pipeline:
         """Build from a checkpoint path (default: the shipped router) and a `--llm` spec."""
         from imad.llm.spec import chat_model_from_spec
 
-        return cls(Router.load(router), chat_model_from_spec(llm), backend, tau=tau)
+        return cls(Router.load(router), chat_model_from_spec(llm), backend, tau=tau, budget=budget,
+                   ood_policy=ood_policy)
 
     def answer(self, question: Question | str) -> PipelineAnswer:
         """Answer one question; never raises for a bad LLM answer (see the module docstring)."""
@@ -127,10 +148,16 @@ class Pipeline:
             question = Question(question)
         critique = self.critique.run(question)
         trace = [_critique_call(critique)]
+        # Only a budget needs the router's help to label τ; without one the label is ours, and a
+        # router (or test double) with the older `decide` signature keeps working.
+        routing = {} if self.budget is None else {"budget": self.budget, "tau_source": self.tau_source}
         if critique.ok:
-            decision = self.router.decide(question, critique.response)
+            decision = self.router.decide(question, critique.response, **routing)
         else:
-            decision = self.router.decide(question, None, parse_error=f"{critique.status}: {critique.error}")
+            decision = self.router.decide(question, None, **routing,
+                                          parse_error=f"{critique.status}: {critique.error}")
+        if self.budget is None and decision.tau_source != self.tau_source:
+            decision = replace(decision, tau_source=self.tau_source)
         decision = fail_safe(decision)
         if not decision.escalate:
             return PipelineAnswer(question, critique.response.final_answer, "single_agent", decision,
@@ -170,6 +197,25 @@ class Pipeline:
         finally:
             bar.close()
         return [r for r in results if r is not None]
+
+
+BUDGET_ARGUMENTS = {"target_rate": "target_trigger_rate", "window": "budget_window"}
+"""The `TriggerBudget` field each `Pipeline` argument sets, as errors name them."""
+
+
+def new_budget(target_trigger_rate: float, window: int, initial_threshold: float, *,
+               names: Mapping[str, str] = BUDGET_ARGUMENTS) -> TriggerBudget:
+    """A trigger budget that starts from `initial_threshold` (the router's τ) until its window
+    holds min(50, window // 2) scores (half a small window, so a few unparsed answers in it do
+    not send it back to the initial τ). A bad value raises `ConfigError` naming the argument as `names`
+    spells it (a CLI passes its flags)."""
+    try:
+        return TriggerBudget(target_trigger_rate, window=window,
+                             min_observations=max(1, min(DEFAULT_WARM_UP, window // 2)),
+                             initial_threshold=initial_threshold)
+    except ConfigError as error:
+        field = names.get(error.field, error.field)
+        raise ConfigError(field, str(error).removeprefix(f"{error.field}: ")) from None
 
 
 def fail_safe(decision: RouterDecision) -> RouterDecision:

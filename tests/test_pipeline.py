@@ -10,6 +10,7 @@ from imad.errors import ConfigError, LLMServerError
 from imad.llm.scripted import ScriptedChat
 from imad.pipeline import Pipeline
 from imad.question import Question, TaskType
+from imad.router.budget import TriggerBudget
 from tests.router.router_helpers import make_router
 from training.data import load_questions
 
@@ -113,3 +114,43 @@ def test_real_embedded_model_end_to_end(embedded_model, fixture_data_dir, tau, e
     check_totals(result)
     if escalated:
         assert result.debate is not None and result.debate.n_calls >= 1
+
+
+def test_budget_decides_with_its_tau_after_warm_up_and_counts_unparsed():
+    def sometimes_garbage(request):
+        critique = "critique" in (request.json_schema or {}).get("properties", {})
+        if critique and "#5" in request.messages[-1].text:
+            return "not json"
+        return scripted(request)
+
+    pipeline = Pipeline(make_router(), ScriptedChat(sometimes_garbage), "svrmad",
+                        backend_options={"n_agents": 3, "consensus_agree": 3},
+                        target_trigger_rate=0.5, budget_window=8)
+    questions = [Question(f"Which drug is an opioid? #{i}", TaskType.MULTIPLE_CHOICE, MCQ.choices,
+                          id=f"q{i}") for i in range(7)]
+    decisions = [pipeline.answer(q).decision for q in questions]
+    # min(50, window // 2) = 4 scores of warm-up at the router's τ 0.7, then the budget's quantile.
+    assert [d.tau_source for d in decisions] == ["checkpoint"] * 3 + ["budget"] * 4
+    assert all(d.tau == 0.7 for d in decisions[:3])
+    assert decisions[5].parse_status == "unparsed" and decisions[5].escalate
+    stats = pipeline.budget.stats()
+    assert (stats.observed_total, stats.answers_in_window, stats.unparsed_in_window) == (7, 7, 1)
+    assert stats.realized_rate == sum(d.escalate for d in decisions) / 7
+
+
+def test_tau_override_is_recorded_as_request():
+    result = small_pipeline(ScriptedChat(scripted), tau=0.0).answer(MCQ)
+    assert (result.decision.tau, result.decision.tau_source) == (0.0, "request")
+    assert small_pipeline(ScriptedChat(scripted), tau=None).answer(MCQ).decision.tau_source == "checkpoint"
+
+
+@pytest.mark.parametrize(("options", "field"), [
+    ({"target_trigger_rate": 1.5}, "target_trigger_rate"),
+    ({"target_trigger_rate": 0.2, "budget_window": 0}, "budget_window"),
+    ({"target_trigger_rate": 0.2, "budget": TriggerBudget(0.2)}, "target_trigger_rate"),
+    ({"ood_policy": "escalate"}, "ood_policy"),  # the test router has no OOD statistics
+])
+def test_bad_budget_or_ood_settings_name_the_argument(options, field):
+    with pytest.raises(ConfigError) as caught:
+        Pipeline(make_router(), ScriptedChat(scripted), "svrmad", **options)
+    assert caught.value.field == field

@@ -34,6 +34,8 @@ def test_version_comes_from_the_distribution_metadata():
 
 
 def test_available_routers_lists_the_shipped_checkpoints():
-    assert imad.available_routers() == ["imad-router-v1", "imad-router-v1.1"]
-    assert imad.Router.load().name == "imad-router-v1"
+    assert imad.available_routers() == ["imad-router-v1", "imad-router-v1.1", "imad-router-v2",
+                                        "imad-router-v2.1"]
+    assert imad.Router.load().name == "imad-router-v2"
+    assert imad.Router.load().feature_schema_version == 2
     assert imad.Router.load("imad-router-v1.1").tau < imad.Router.load("imad-router-v1").tau

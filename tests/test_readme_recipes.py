@@ -187,3 +187,26 @@ def test_recipe_c_a_router_for_your_own_model(tmp_path):
     assert router.name == "my-router-v1.1" and "target trigger rate 0.2" in router.tau_method
     assert router.metadata["data"]["model_ids"] == ["my-model"]
     assert "checkpoint: checkpoints/my-router-v1.1" in result.stdout
+
+
+def test_recipe_drift_budget_and_ood_flag_in_a_pipeline():
+    """The drift recipe as written, with the shipped v2 router and a scripted model whose stated
+    confidence varies by question, so the budget has a spread of scores to take a quantile of."""
+    from imad import Question
+
+    def varied(request: ChatRequest) -> str:
+        tag = int(re.search(r"#(\d+)", request.messages[-1].text).group(1))
+        return scripted_answer(request, confidence=10 + (tag * 37) % 85)
+
+    questions = [Question(f"Is the sample #{i} positive?", task_type="yes_no_maybe") for i in range(70)]
+    namespace = {"chat_model": ScriptedChat(varied), "questions": questions}
+    code = recipe("drift").replace('"acemad"', '"acemad", backend_options={"n_agents": 2, "n_rounds": 1}')
+    lines = run_printing(code, namespace).strip().splitlines()
+    decisions = [line.split() for line in lines[:-1]]
+    assert len(decisions) == 70
+    # budget_window 100 → 50 scores at the checkpoint's τ, then the budget's.
+    assert {d[2] for d in decisions[:49]} == {"checkpoint"} and {d[2] for d in decisions[49:]} == {"budget"}
+    assert {d[3] for d in decisions} <= {"True", "False"}  # the v2 checkpoint has OOD statistics
+    budget = namespace["pipeline"].budget.stats()
+    assert lines[-1] == (f"escalated {budget.realized_rate:.2f} of the last 70 (target 0.2)")
+    assert budget.observed_total == 70

@@ -28,7 +28,7 @@ from training.entry_args import add_debug_flag
 from training.loss import LOSSES, FocusCalConfig
 
 DEFAULT_CORPUS = ("corpus/smollm2-135m-instruct-q4_1",)
-DEFAULT_OUTPUT = "checkpoints/imad-router-v1"
+DEFAULT_OUTPUT = "checkpoints/imad-router-v2"
 SELECTIONS = ("best", "last")
 
 

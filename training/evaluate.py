@@ -206,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"built-in ({', '.join(BUILT_IN_DATASETS)}) or a generic .jsonl file; "
                              "repeatable")
     parser.add_argument("--router", default=None,
-                        help="router checkpoint directory (default: checkpoints/imad-router-v1)")
+                        help="router checkpoint directory (default: checkpoints/imad-router-v2)")
     parser.add_argument("--llm", default="local",
                         help="chat back-end spec, e.g. local, cached:calls.sqlite::local, "
                              "openai:MODEL@URL (default: %(default)s)")

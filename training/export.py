@@ -5,11 +5,28 @@ plus the provenance config.json records: seed, training setup, data summary, val
 (with the two baselines) and library versions. `export_router` writes it with `Router.save`
 (safetensors + config.json + README.md model card) and checks that the directory loads back
 and scores bit-identically.
+
+OOD statistics (issue 16): `with_ood_statistics` fits the Mahalanobis detector of
+`imad.router.ood` on the router's scaled training rows, with its flag threshold the 99th
+percentile of the scaled validation rows (the split the fit used). `python -m training.fit`
+stores them in every new checkpoint; a checkpoint exported before them gets them with
+
+    python -m training.export --add-ood ROUTER [--output DIR]
+
+which recomputes the rows of the router's own recorded split
+(`training.evaluation.training_rows`), saves the router with them (in place unless --output),
+and refuses to write if the weights would change (their sha256 is compared): no retraining.
+Mahalanobis rather than the per-feature quantile range because its threshold moved less when the
+validation rows were resampled (benchmarks/bench_budget.py, "OOD threshold stability").
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import platform
+import sys
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -17,9 +34,13 @@ from typing import Any
 import numpy as np
 
 import features
+from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.errors import CheckpointError
 from imad.router import Router, RouterNet
+from imad.router.checkpoint import weights_bytes
 from imad.router.config import FeatureSpec, RouterConfig, Scaler, Threshold
+from imad.router.ood import fit_mahalanobis
+from training.entry_args import add_debug_flag
 
 TAU_METHOD = "fixed at the iMAD paper's default 0.7 (SPEC §5); not tuned on validation data"
 _VERSION_PACKAGES = (
@@ -50,8 +71,10 @@ def build_router(
     metadata_record: dict[str, Any],
     tau_method: str = TAU_METHOD,
     feature_schema_version: int = features.FEATURE_SCHEMA_VERSION,
+    ood_rows: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Router:
-    """A runtime `Router` around a trained network and its training provenance."""
+    """A runtime `Router` around a trained network and its training provenance; with `ood_rows`
+    (raw training and validation features) it carries their OOD statistics."""
     config = RouterConfig(
         model=net.config,
         features=FeatureSpec(names=features.FEATURE_NAMES, schema_version=feature_schema_version,
@@ -61,7 +84,51 @@ def build_router(
         name=name,
         record={**metadata_record, "versions": library_versions(feature_schema_version)},
     )
-    return Router(net.cpu().eval(), config)
+    router = Router(net.cpu().eval(), config)
+    return router if ood_rows is None else with_ood_statistics(router, *ood_rows)
+
+
+FIT_COMMAND = "python -m training.fit (at export)"
+
+
+def with_ood_statistics(router: Router, train_features: np.ndarray,
+                        validation_features: np.ndarray, *, command: str = FIT_COMMAND) -> Router:
+    """`router` with a Mahalanobis OOD detector fitted on its scaled training rows and
+    thresholded at the 99th percentile of its scaled validation rows (raw rows in); the record
+    notes the row counts and the `command` that computed them (shown in the model card)."""
+    detector = fit_mahalanobis(router.scale(train_features), router.scale(validation_features))
+    provenance = {"command": command, "rows": {"train": len(train_features),
+                                               "validation": len(validation_features)}}
+    return router.with_ood(detector).with_record(ood_statistics=provenance)
+
+
+def add_ood_statistics(name_or_path: str | Path, output: str | Path | None = None,
+                       feature_cache: str | Path | None = None) -> Path:
+    """Save a shipped or saved router with OOD statistics from its own recorded training split,
+    weights unchanged (checked by sha256); in place unless `output` is given."""
+    from imad.router import resolve_checkpoint
+    from training.evaluation.training_rows import router_training_rows
+
+    source = resolve_checkpoint(name_or_path)
+    router = Router.load(source)
+    rows = router_training_rows(router, feature_cache=feature_cache)
+    if rows.provenance["unchanged"] is False:
+        raise CheckpointError(f"the corpus files {router.name!r} records changed since it was "
+                              "trained, so its split cannot be recomputed; restore them first")
+    updated = with_ood_statistics(router, rows.train_features, rows.validation_features,
+                                  command=f"python -m training.export --add-ood {name_or_path}")
+    target = Path(output) if output is not None else source
+    weights = weights_sha256(updated)
+    if weights != router.config.weights_sha256:
+        raise CheckpointError(f"re-saving {router.name!r} would change its weights (sha256 "
+                              f"{weights[:12]}… vs {str(router.config.weights_sha256)[:12]}…); "
+                              "nothing written")
+    return export_router(updated, target, probe=rows.validation_features)
+
+
+def weights_sha256(router: Router) -> str:
+    """The sha256 of the weights file `router.save` would write."""
+    return hashlib.sha256(weights_bytes(router.net)).hexdigest()
 
 
 def export_router(router: Router, directory: str | Path, probe: np.ndarray) -> Path:
@@ -71,3 +138,38 @@ def export_router(router: Router, directory: str | Path, probe: np.ndarray) -> P
     if not np.array_equal(router.predict_proba(probe), reloaded.predict_proba(probe)):
         raise CheckpointError(f"{path} does not reproduce the trained router's probabilities")
     return path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m training.export",
+        description="Add OOD statistics to a router checkpoint exported without them (issue 16), "
+                    "from its recorded training split; the weights stay byte-identical.",
+        epilog=EXIT_STATUS_HELP)
+    parser.add_argument("--add-ood", required=True, metavar="ROUTER",
+                        help="shipped router name or checkpoint directory")
+    parser.add_argument("--output", default=None, metavar="DIR",
+                        help="write the checkpoint here (default: in place)")
+    parser.add_argument("--feature-cache", default="runs/feature-cache", metavar="DIR",
+                        help="cache of extracted features, as training's (default: %(default)s)")
+    add_debug_flag(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.cli.entry`)."""
+    return run_entry_point("python -m training.export", lambda: _run(argv),
+                           debug=debug_requested(argv))
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    path = add_ood_statistics(args.add_ood, args.output, args.feature_cache)
+    detector = Router.load(path).ood_detector
+    print(f"wrote {path} with {detector.method} OOD statistics (threshold "
+          f"{detector.threshold:.4f}); weights unchanged")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """Train the router and export its checkpoint: `python -m training.fit` (SPEC §5, §7).
 
-    python -m training.fit          # the shipped corpus → checkpoints/imad-router-v1
+    python -m training.fit          # the shipped corpus → checkpoints/imad-router-v2
     python -m training.fit --corpus corpus/my-model/ --output checkpoints/my-router
     python -m training.fit --config fit.toml --epochs 20 --early-stopping
 
@@ -127,6 +127,7 @@ def _fit(config: FitConfig) -> FitResult:
         scaler_scale=datamodule.scaler_scale,
         tau=config.tau,
         feature_schema_version=config.feature_schema,
+        ood_rows=(train_x, validation_x),
         name=Path(config.output).name,
         metadata_record={
             "seed": config.seed,

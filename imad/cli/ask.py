@@ -8,10 +8,17 @@ model, a server that answers HTML) is a failed run: the report is printed as usu
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from imad.cli.common import add_question_arguments, print_json, question_from_args
-from imad.errors import NoAnswerError
+from imad.cli.common import (
+    add_question_arguments,
+    add_routing_arguments,
+    flag_error,
+    print_json,
+    question_from_args,
+)
+from imad.errors import ConfigError, NoAnswerError
 
 if TYPE_CHECKING:
     from imad.pipeline import PipelineAnswer
@@ -23,21 +30,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="debate back-end for escalated questions: acemad, svrmad, mad, liang, "
                              "self_consistency, cot, down (default: %(default)s)")
     parser.add_argument("--router", default=None,
-                        help="router checkpoint directory (default: the shipped imad-router-v1)")
+                        help="router checkpoint directory or shipped name (default: the shipped "
+                             "imad-router-v2)")
     parser.add_argument("--tau", type=float, default=None,
                         help="threshold override: escalate when p < TAU (default: the checkpoint's)")
+    add_routing_arguments(parser, serving=False)
+    parser.add_argument("--budget-state", type=Path, default=None, metavar="FILE",
+                        help="JSON file holding the trigger budget between runs: read before the "
+                             "question, written after it (created with --target-trigger-rate); "
+                             "needed for a budget, since each imad ask answers one question")
     parser.add_argument("--trace", action="store_true", help="with --json: include every LLM call")
 
 
 def run(args: argparse.Namespace) -> int:
+    from imad.cli.budget_state import budget_from_flags, write_budget
+    from imad.llm.spec import chat_model_from_spec
     from imad.pipeline import Pipeline
+    from imad.router import Router
 
-    pipeline = Pipeline.from_specs(router=args.router, llm=args.llm, backend=args.backend, tau=args.tau)
+    router = Router.load(args.router)
+    budget = budget_from_flags(args.target_trigger_rate, args.budget_window, args.budget_state,
+                               router.tau if args.tau is None else args.tau)
+    try:
+        pipeline = Pipeline(router, chat_model_from_spec(args.llm), args.backend, tau=args.tau,
+                            budget=budget, ood_policy=args.ood_policy)
+    except ConfigError as error:
+        raise flag_error(error) from None
     result = pipeline.answer(question_from_args(args))
+    if budget is not None:
+        write_budget(budget, args.budget_state)
     if args.json:
         print_json(result.to_dict(include_trace=args.trace))
     else:
         print_report(result, args.backend)
+        if budget is not None:
+            stats = budget.stats()
+            print(f"budget: {stats.realized_rate:.3f} of the last {stats.answers_in_window} "
+                  f"answers escalated, target {stats.target_rate:g} (state in {args.budget_state})")
     if result.source == "none" or not result.answer:
         raise NoAnswerError(no_answer_reason(result))
     return 0
@@ -59,8 +88,11 @@ def print_report(result: PipelineAnswer, backend: str) -> None:
     decision = result.decision
     p = "n/a" if decision.p is None else f"{decision.p:.3f}"
     print(f"answer: {result.answer or '(none)'}")
+    ood = ("n/a (no OOD statistics)" if decision.ood_score is None
+           else f"{decision.ood_score:.2f}{', unfamiliar' if decision.ood else ''}")
     print(f"decision: {'escalated to ' + backend if result.escalated else 'kept'} "
-          f"(p = {p}, τ = {decision.tau:.2f})")
+          f"(p = {p}, τ = {decision.tau:.2f} from {decision.tau_source}, OOD score {ood}, "
+          f"ood_policy {decision.ood_policy})")
     for reason in decision.reasons:
         print(f"  - {reason}")
     if result.debate is not None:

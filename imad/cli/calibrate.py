@@ -27,7 +27,7 @@ SPLIT_HINT = ("to calibrate on the router's own validation split run `python -m 
 
 def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = True) -> None:
     parser.add_argument("--router", default=None,
-                        help="shipped router name or checkpoint directory (default: imad-router-v1)")
+                        help="shipped router name or checkpoint directory (default: imad-router-v2)")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--target-trigger-rate", type=float, metavar="R",
                         help="share of questions to escalate to a debate, in (0, 1)")

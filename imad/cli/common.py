@@ -7,7 +7,9 @@ import json
 import sys
 from typing import Any
 
+from imad.errors import ConfigError
 from imad.question import Question, TaskType, infer_task_type
+from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
 
 DEFAULT_LLM = "local"
 
@@ -36,3 +38,32 @@ def question_from_args(args: argparse.Namespace) -> Question:
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
+
+
+BUDGET_FLAGS = {"target_rate": "--target-trigger-rate", "target_trigger_rate": "--target-trigger-rate",
+                "window": "--budget-window", "budget_window": "--budget-window",
+                "ood_policy": "--ood-policy", "tau": "--tau"}
+"""The flag each budget or router field is set by, so errors name what the user typed."""
+
+
+def add_routing_arguments(parser: argparse.ArgumentParser, *, serving: bool) -> None:
+    """--target-trigger-rate, --budget-window and --ood-policy (issue 16: routing under drift)."""
+    scope = "per served model name" if serving else "kept across runs in --budget-state"
+    parser.add_argument("--target-trigger-rate", type=float, default=None, metavar="R",
+                        help="hold the share of escalated answers at R (0 < R < 1) with a trigger "
+                             f"budget ({scope}): τ becomes the R quantile of the last "
+                             "--budget-window scores, after min(50, W/2) scored answers at "
+                             "the checkpoint's τ (default: a fixed τ)")
+    parser.add_argument("--budget-window", type=int, default=None, metavar="W",
+                        help=f"answers the budget looks back over (default: {DEFAULT_BUDGET_WINDOW})")
+    parser.add_argument("--ood-policy", choices=OOD_POLICIES, default=None,
+                        help="answers unlike the router's training rows: flag them, or escalate "
+                             "them too (default: the checkpoint's, 'flag')")
+
+
+def flag_error(error: ConfigError) -> ConfigError:
+    """`error` with its field renamed to the flag that sets it (BUDGET_FLAGS)."""
+    flag = BUDGET_FLAGS.get(error.field)
+    if flag is None:
+        return error
+    return ConfigError(flag, str(error).removeprefix(f"{error.field}: "))

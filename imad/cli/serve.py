@@ -7,8 +7,9 @@ import ipaddress
 import logging
 import os
 
-from imad.cli.common import DEFAULT_LLM
+from imad.cli.common import DEFAULT_LLM, add_routing_arguments, flag_error
 from imad.errors import ConfigError
+from imad.routing_options import DEFAULT_BUDGET_WINDOW
 from imad.serve.model_names import SERVE_BACKENDS
 from imad.serve.settings import ServeSettings
 
@@ -17,7 +18,8 @@ _DEFAULTS = ServeSettings()
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--router", default=None,
-                        help="router checkpoint directory (default: the shipped imad-router-v1)")
+                        help="router checkpoint directory or shipped name (default: the shipped "
+                             "imad-router-v2)")
     parser.add_argument("--llm", default=DEFAULT_LLM,
                         help="chat back-end behind the router: local | gguf:PATH | openai:MODEL[@URL] | "
                              "cached:PATH::SPEC (default: %(default)s)")
@@ -25,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="debate back-end of the model name 'imad' (default: %(default)s)")
     parser.add_argument("--tau", type=float, default=None,
                         help="threshold of model names without one (default: the checkpoint's)")
+    add_routing_arguments(parser, serving=True)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
     parser.add_argument("--port", type=int, default=8000, help="port to bind (default: %(default)s)")
     parser.add_argument("--api-key-env", default=None, metavar="VAR",
@@ -68,7 +71,9 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         max_question_chars=args.max_question_chars, max_concurrency=args.max_concurrency,
         request_timeout_s=args.request_timeout, retry_after_s=args.retry_after,
         default_backend=args.backend, default_tau=args.tau, log_prompts=args.log_prompts,
-        shutdown_timeout_s=args.shutdown_timeout)
+        shutdown_timeout_s=args.shutdown_timeout, target_trigger_rate=args.target_trigger_rate,
+        budget_window=DEFAULT_BUDGET_WINDOW if args.budget_window is None else args.budget_window,
+        ood_policy=args.ood_policy)
 
 
 def _is_loopback(host: str) -> bool:
@@ -93,5 +98,9 @@ def run(args: argparse.Namespace) -> int:
     if settings.api_key is None and not _is_loopback(args.host):
         log_event("no_api_key", level=logging.WARNING, host=args.host,
                   warning="anyone who can reach this address can use the server; set --api-key-env")
-    serve(create_app(settings, factory), settings, host=args.host, port=args.port)
+    try:
+        app = create_app(settings, factory)
+    except ConfigError as error:
+        raise flag_error(error) from None
+    serve(app, settings, host=args.host, port=args.port)
     return 0

@@ -98,6 +98,11 @@ class TriggerBudget:
         Observing and choosing τ happen under one lock, so concurrent callers each get the τ
         that includes their own score; the escalation is counted in the realized rate.
         """
+        return self.observe_with_source(p)[0]
+
+    def observe_with_source(self, p: float) -> tuple[float, bool]:
+        """`observe(p)`, and whether that τ is the window's quantile (False: the warm-up's
+        initial τ), read under the same lock, for a decision that records where τ came from."""
         score = _check_score("p", p)
         with self._lock:
             self._append(score, False)
@@ -105,12 +110,16 @@ class TriggerBudget:
             if score < threshold:
                 self._arrivals[-1] = (score, True)
                 self._escalated += 1
-            return threshold
+            return threshold, self._from_budget()
 
-    def observe_unparsed(self) -> None:
-        """Record an answer that could not be scored: it escalates and uses up budget."""
+    def observe_unparsed(self) -> tuple[float | None, bool]:
+        """Record an answer that could not be scored: it escalates and uses up budget.
+
+        Returns τ after it and whether that τ is the window's quantile, like `observe_with_source`.
+        """
         with self._lock:
             self._append(None, True)
+            return self._current_threshold(), self._from_budget()
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -128,8 +137,7 @@ class TriggerBudget:
                 target_rate=self.target_rate,
                 window=self.window,
                 threshold=self._current_threshold(),
-                from_budget=self._warmed_up() or (self.initial_threshold is None
-                                                  and len(self._scores) > 0),
+                from_budget=self._from_budget(),
                 answers_in_window=answers,
                 unparsed_in_window=self._unparsed,
                 realized_rate=self._escalated / answers if answers else None,
@@ -197,6 +205,9 @@ class TriggerBudget:
 
     def _warmed_up(self) -> bool:
         return len(self._scores) >= self.min_observations
+
+    def _from_budget(self) -> bool:
+        return self._warmed_up() or (self.initial_threshold is None and len(self._scores) > 0)
 
     def _level(self) -> float:
         answers, unparsed = len(self._arrivals), self._unparsed

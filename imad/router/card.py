@@ -37,9 +37,11 @@ def render_model_card(config: dict[str, Any]) -> str:
         _data(config.get("data")),
         _metrics(config.get("metrics"), config["threshold"]),
         _threshold(config["threshold"]),
+        _ood(config),
         _model(config),
         _versions(config.get("versions")),
         _limits(config),
+        _made_with(config),
         _retrain(),
     ]
     return "\n\n".join(section for section in sections if section) + "\n"
@@ -128,6 +130,29 @@ def _threshold(threshold: dict[str, Any]) -> str:
     return f"## Threshold\n\nτ = {threshold['tau']:g}: {threshold.get('method', 'not recorded')}."
 
 
+def _ood(config: dict[str, Any]) -> str:
+    ood = config.get("ood")
+    if not ood:
+        return ("## Out-of-distribution flag\n\nThis checkpoint has no OOD statistics: decisions "
+                "report `ood = None`. Add them with `python -m training.export --add-ood NAME`.")
+    fitted = config.get("ood_statistics") or {}
+    rows = fitted.get("rows") or {}
+    lines = [
+        "## Out-of-distribution flag\n",
+        f"- Detector: {ood['method']} distance of the scaled features to the training rows; an "
+        f"answer is flagged (`decision.ood`) when its score exceeds {ood['threshold']:.4f}, the "
+        f"{ood.get('threshold_rule', 'validation threshold')}.",
+        f"- Policy: `{config.get('ood_policy', 'flag')}` (\"flag\" reports it, \"escalate\" also "
+        "sends it to the debate; `--ood-policy` overrides).",
+    ]
+    if rows:
+        lines.append(f"- Fitted on {rows.get('train', '?')} training rows, threshold on "
+                     f"{rows.get('validation', '?')} validation rows.")
+    if fitted.get("command"):
+        lines.append(f"- Computed by `{fitted['command']}`.")
+    return "\n".join(lines)
+
+
 def _model(config: dict[str, Any]) -> str:
     model = config["model"]
     features = config["features"]
@@ -190,6 +215,30 @@ def _limits(config: dict[str, Any]) -> str:
         "epoch was selected on that split, which makes them optimistic."
     )
     return "\n".join(lines)
+
+
+def _made_with(config: dict[str, Any]) -> str:
+    """The commands that made this checkpoint, rebuilt from what config.json records."""
+    commands = []
+    settings = (config.get("training") or {}).get("config")
+    if settings:
+        corpus = " ".join(f"--corpus {path}" for path in settings.get("corpus", ()))
+        commands.append(f"python -m training.fit {corpus} --feature-schema "
+                        f"{settings.get('feature_schema', 1)} --output {settings['output']}")
+    calibration = config.get("calibration") or {}
+    budget, files = calibration.get("token_budget"), (calibration.get("validation") or {}).get("files")
+    parent = (calibration.get("parent") or {}).get("path")
+    if budget and files and parent:
+        commands.append(f"imad calibrate --router {parent} --token-budget "
+                        f"{budget['tokens_per_question']:g} --debate-tokens {budget['debate_tokens']:g} "
+                        f"--corpus {' '.join(files)} --out <this directory>")
+    ood_command = (config.get("ood_statistics") or {}).get("command", "")
+    if ood_command.startswith("python -m training.export"):
+        commands.append(ood_command)
+    if not commands:
+        return ""
+    return ("## How this checkpoint was made\n\n```bash\n" + "\n".join(commands) + "\n```\n\n"
+            "The other training settings are the ones recorded in config.json (`training.config`).")
 
 
 def _retrain() -> str:

@@ -71,13 +71,14 @@ def weights_bytes(net: RouterNet) -> bytes:
 def write_checkpoint(directory: Path, weights: bytes, config: dict[str, Any], card: str) -> None:
     """Write the three files; each lands atomically (temporary file, then rename)."""
     directory.mkdir(parents=True, exist_ok=True)
-    _write_atomic(directory / WEIGHTS_FILE, weights)
+    write_atomic(directory / WEIGHTS_FILE, weights)
     text = json.dumps(config, indent=2, ensure_ascii=False, allow_nan=True) + "\n"
-    _write_atomic(directory / CONFIG_FILE, text.encode("utf-8"))
-    _write_atomic(directory / CARD_FILE, card.encode("utf-8"))
+    write_atomic(directory / CONFIG_FILE, text.encode("utf-8"))
+    write_atomic(directory / CARD_FILE, card.encode("utf-8"))
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file and a rename: all or nothing."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(handle, "wb") as file:

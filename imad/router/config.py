@@ -2,7 +2,9 @@
 
 Frozen dataclasses, validated on creation, with one symmetric pair `RouterConfig.from_dict` /
 `RouterConfig.to_dict` (the model is litgpt's `Config.from_checkpoint`): loading what was saved
-gives an equal config, and saving a loaded config writes the same JSON. Every value read from a
+gives an equal config, and saving a loaded config writes the same JSON. The optional `ood`
+section (issue 16) holds an out-of-distribution detector's statistics (`imad.router.ood`), checked
+on load; checkpoints without it load with no detector. Every value read from a
 file is type-checked strictly (`true` is not a number), bounded and finite, and each error names
 the offending field, so a damaged checkpoint is refused before any network is built.
 
@@ -22,6 +24,8 @@ from typing import Any
 
 from imad.errors import CheckpointError, ConfigError
 from imad.router.model import RouterNetConfig
+from imad.router.ood import OODDetector, ood_from_dict
+from imad.routing_options import OOD_POLICIES
 
 CHECKPOINT_FORMAT = "imad-router"
 CHECKPOINT_SCHEMA_VERSION = 1
@@ -37,7 +41,8 @@ MAX_RECORD_DEPTH = 32
 """Deepest nesting allowed in config.json; the real ones are 5 deep."""
 
 _CORE_KEYS = ("format", "schema_version", "name", "imad_version", "model", "features", "scaler",
-              "threshold", "weights")
+              "threshold", "ood", "ood_policy", "weights")
+
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,11 @@ class RouterConfig:
     weights_sha256: str | None = None
     record: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Provenance: seed, training set-up, data summary, metrics, library versions (read-only)."""
+    ood: Mapping[str, Any] | None = None
+    """The out-of-distribution detector's statistics (`imad.router.ood`, read-only); None in
+    checkpoints exported before issue 16."""
+    ood_policy: str = "flag"
+    """"flag": report an unfamiliar answer; "escalate": also send it to a debate."""
 
     def __post_init__(self) -> None:
         n_features = self.model.n_features
@@ -114,6 +124,16 @@ class RouterConfig:
             raise ConfigError("scaler", f"{len(self.scaler.mean)} values, expected {n_features} — "
                               "one per feature")
         object.__setattr__(self, "record", _freeze(dict(self.record), "record"))
+        if self.ood is not None:
+            self.ood_detector()  # validated on creation, like the rest
+            object.__setattr__(self, "ood", _freeze(dict(self.ood), "ood"))
+        if self.ood_policy not in OOD_POLICIES:
+            raise ConfigError("ood_policy", f"must be one of {', '.join(OOD_POLICIES)}, got "
+                              f"{self.ood_policy!r}")
+        if self.ood_policy == "escalate" and self.ood is None:
+            raise ConfigError("ood_policy", f"'escalate' needs OOD statistics, which router "
+                              f"{self.name!r} lacks; add them with `python -m training.export "
+                              "--add-ood ROUTER`")
         self.confidence_source  # noqa: B018 — validated on creation, not on first use
 
     @property
@@ -129,6 +149,21 @@ class RouterConfig:
                 f"{list(CONFIDENCE_SOURCES)}, got {list(sources)}; retrain on answers of one source"
             )
         return str(sources[0])
+
+    def ood_detector(self) -> OODDetector | None:
+        """The OOD detector these statistics rebuild, or None when the checkpoint has none."""
+        if self.ood is None:
+            return None
+        try:
+            return ood_from_dict(thaw(self.ood), self.model.n_features)
+        except CheckpointError as error:
+            raise ConfigError("ood", str(error)) from None
+
+    def with_ood(self, detector: OODDetector | None) -> RouterConfig:
+        return replace(self, ood=None if detector is None else detector.to_dict())
+
+    def with_ood_policy(self, policy: str) -> RouterConfig:
+        return replace(self, ood_policy=policy)
 
     def with_threshold(self, tau: float, method: str) -> RouterConfig:
         return replace(self, threshold=Threshold(tau, method))
@@ -155,8 +190,10 @@ class RouterConfig:
             "scaler": {"kind": self.scaler.kind, "mean": list(self.scaler.mean),
                        "scale": list(self.scaler.scale)},
             "threshold": {"tau": self.threshold.tau, "method": self.threshold.method},
-            "weights": {"file": "model.safetensors", "sha256": self.weights_sha256},
         }
+        if self.ood is not None:  # absent, as in checkpoints older than the statistics
+            core |= {"ood": thaw(self.ood), "ood_policy": self.ood_policy}
+        core["weights"] = {"file": "model.safetensors", "sha256": self.weights_sha256}
         return {**core, **{k: v for k, v in thaw(self.record).items() if k not in _CORE_KEYS}}
 
     @classmethod
@@ -198,6 +235,8 @@ class RouterConfig:
                           else _text(data["imad_version"], "imad_version")),
             weights_sha256=_text(weights.get("sha256"), "weights.sha256"),
             record={k: v for k, v in data.items() if k not in _CORE_KEYS},
+            ood=None if data.get("ood") is None else _section(data, "ood"),
+            ood_policy=_text(data.get("ood_policy", "flag"), "ood_policy"),
         )
 
 

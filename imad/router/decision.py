@@ -8,6 +8,10 @@ the response could be parsed at all. An unparsed response has no score and alway
 Fail safe (SPEC §13): a score that is not a finite number (a damaged router, an overflow) is
 never compared with τ. The decision escalates, carries `p = None` and `uncertainty = None`
 (so its JSON never holds NaN), `score_status = "non_finite"`, and the reason names the value.
+
+Under drift (issue 16) a decision also records where its τ came from (`tau_source`: the
+checkpoint, the request or pipeline, or a `TriggerBudget`) and how unlike the router's training
+rows the answer is (`ood_score`, `ood`; None when the checkpoint has no OOD statistics).
 """
 
 from __future__ import annotations
@@ -17,6 +21,11 @@ from typing import Any, NamedTuple
 
 PARSED = "parsed"
 UNPARSED = "unparsed"
+
+TAU_SOURCES = ("checkpoint", "request", "budget")
+"""Where a decision's τ came from: the checkpoint, a per-request or per-pipeline override (`--tau`,
+a model-name suffix), or a trigger budget's window quantile (during its warm-up the budget uses
+its initial τ, and the decision names that τ's source)."""
 
 SCORED = "scored"
 NON_FINITE = "non_finite"
@@ -57,6 +66,15 @@ class RouterDecision:
     score_status: str = SCORED
     """`"scored"`, `"unscored"` (unparsed response) or `"non_finite"` (the router's score was
     NaN or infinite: escalated, p withheld)."""
+    tau_source: str = "checkpoint"
+    """Where τ came from, one of `TAU_SOURCES`."""
+    ood_score: float | None = None
+    """How unlike the training rows the answer's features are; None without OOD statistics or
+    without a score."""
+    ood: bool | None = None
+    """True when `ood_score` is above the checkpoint's OOD threshold; None when not scored."""
+    ood_policy: str = "flag"
+    """What `ood` did: "flag" (reported only) or "escalate" (an unfamiliar answer escalates)."""
 
     @property
     def keep(self) -> bool:
@@ -74,6 +92,10 @@ class RouterDecision:
             "uncertainty": self.uncertainty,
             "cues": [cue._asdict() for cue in self.cues],
             "score_status": self.score_status,
+            "tau_source": self.tau_source,
+            "ood_score": self.ood_score,
+            "ood": self.ood,
+            "ood_policy": self.ood_policy,
         }
 
 
@@ -101,6 +123,16 @@ def non_finite_decision(question_id: str, tau: float, p: float, u: float) -> Rou
         reasons=(f"router score is not finite (p {p}, u {u}): escalate",),
         score_status=NON_FINITE,
     )
+
+
+def ood_reason(score: float, threshold: float, policy: str, escalated_by_ood: bool) -> str:
+    """The reason an unfamiliar answer adds, e.g. "unlike the training answers (OOD 9.1 > 7.4)…"."""
+    head = f"unlike the router's training answers (OOD score {score:.2f} > {threshold:.2f})"
+    if escalated_by_ood:
+        return f"{head}: escalate (ood_policy escalate)"
+    if policy == "escalate":
+        return f"{head}: escalated anyway"
+    return f"{head}: flagged, p may be unreliable (ood_policy flag)"
 
 
 def threshold_reason(p: float, tau: float) -> str:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from imad.errors import CheckpointError
 
-DEFAULT_ROUTER = "imad-router-v1"
-"""The router `Router.load()` loads with no argument (trained on SmolLM2-135M-Instruct)."""
+DEFAULT_ROUTER = "imad-router-v2"
+"""The router `Router.load()` loads with no argument (trained on SmolLM2-135M-Instruct, feature
+schema v2)."""
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 _SHELVES = (_PACKAGE_ROOT / "_checkpoints", _PACKAGE_ROOT.parent / "checkpoints")

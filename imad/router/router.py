@@ -36,6 +36,7 @@ from imad.router.decision import (
     Cue,
     RouterDecision,
     non_finite_decision,
+    ood_reason,
     threshold_reason,
     unparsed_decision,
 )
@@ -45,6 +46,8 @@ from imad.router.registry import resolve_checkpoint
 if TYPE_CHECKING:
     from imad.critique.schema import CritiqueResponse
     from imad.question import Question
+    from imad.router.budget import TriggerBudget
+    from imad.router.ood import OODDetector
 
 MIN_CUE_DELTA = 0.005
 """A cue is reported only if it moves p by at least this much."""
@@ -66,6 +69,7 @@ class Router:
         self._mean = _read_only(np.array(config.scaler.mean, dtype=np.float64))
         self._scale = _read_only(np.array(config.scaler.scale, dtype=np.float64))
         self._confidence_column = config.features.names.index(CONFIDENCE_FEATURE)
+        self._ood = config.ood_detector()
 
     # --- what the config says --------------------------------------------------------------------
 
@@ -79,6 +83,10 @@ class Router:
     scaler_scale = property(lambda self: self._scale, doc="Read-only (41,) training scales.")
     confidence_source = property(lambda self: self.config.confidence_source,
                                  doc='"verbal" or "token_probability": how to ask for confidences.')
+    ood_detector = property(lambda self: self._ood,
+                            doc="The OOD detector of the checkpoint, or None when it has none.")
+    ood_policy = property(lambda self: self.config.ood_policy,
+                          doc='"flag" or "escalate": what an unfamiliar answer does.')
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -90,7 +98,7 @@ class Router:
 
     @classmethod
     def load(cls, name_or_path: str | Path | None = None) -> Router:
-        """Load a shipped router by name (default `imad-router-v1`) or a checkpoint directory.
+        """Load a shipped router by name (default `imad-router-v2`) or a checkpoint directory.
 
         `imad.available_routers()` lists the shipped names. Raises `CheckpointError` naming
         what is wrong: an unknown name, a missing file, a truncated or modified weights file,
@@ -126,6 +134,14 @@ class Router:
         """A copy of this router with another τ, and a note of how it was chosen."""
         return self.with_config(self.config.with_threshold(tau, method))
 
+    def with_ood(self, detector: OODDetector | None) -> Router:
+        """A copy of this router that scores answers with this OOD detector (None: without)."""
+        return self.with_config(self.config.with_ood(detector))
+
+    def with_ood_policy(self, policy: str) -> Router:
+        """A copy whose unfamiliar answers are flagged ("flag") or escalated ("escalate")."""
+        return self.with_config(self.config.with_ood_policy(policy))
+
     def with_record(self, **sections: Any) -> Router:
         """A copy whose training record has these top-level sections added or replaced."""
         return self.with_config(self.config.with_record(**sections))
@@ -157,11 +173,19 @@ class Router:
             raise FeatureError(f"feature matrix holds NaN or infinite values (rows {rows}…)")
         return matrix
 
-    def _score(self, matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        scaled = ((matrix - self._mean) / self._scale).astype(np.float32)
+    def scale(self, features: np.ndarray) -> np.ndarray:
+        """The training scaler applied to raw rows, (x − mean) / scale: what the network and the
+        OOD detector read."""
+        return (self._check_features(features) - self._mean) / self._scale
+
+    def _score(self, matrix: np.ndarray,
+               scaled: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if scaled is None:
+            scaled = (matrix - self._mean) / self._scale
         confidence = matrix[:, self._confidence_column].astype(np.float32)
         with torch.no_grad():
-            output = self.net.eval()(torch.from_numpy(scaled), torch.from_numpy(confidence))
+            output = self.net.eval()(torch.from_numpy(scaled.astype(np.float32)),
+                                     torch.from_numpy(confidence))
         return output.p.numpy().astype(np.float64), output.u.numpy().astype(np.float64)
 
     # --- deciding ------------------------------------------------------------------------------
@@ -170,18 +194,22 @@ class Router:
         """Every feature's effect on p: p minus p with that feature set to its training mean."""
         return self._explained(feature_vector)[2]
 
-    def _explained(self, feature_vector: np.ndarray) -> tuple[float, float, list[Cue]]:
-        """p, u and the cues of one raw vector, from one batch of probes (row 0 is the vector)."""
+    def _explained(self, feature_vector: np.ndarray
+                   ) -> tuple[float, float, list[Cue], float | None]:
+        """p, u, the cues and the OOD score of one raw vector, from one batch of probes (row 0
+        is the vector; its scaled form is the one the OOD detector reads)."""
         row = self._check_features(np.asarray(feature_vector, dtype=np.float64).reshape(1, -1))
         probes = np.repeat(row, len(self.feature_names) + 1, axis=0)
         for column in range(len(self.feature_names)):
             probes[column + 1, column] = self._mean[column]
-        p, u = self._score(probes)
+        scaled = (probes - self._mean) / self._scale
+        p, u = self._score(probes, scaled)
         cues = [
             Cue(name, float(row[0, column]), float(p[0] - p[column + 1]))
             for column, name in enumerate(self.feature_names)
         ]
-        return float(p[0]), float(u[0]), cues
+        ood_score = None if self._ood is None else float(self._ood.score(scaled[:1])[0])
+        return float(p[0]), float(u[0]), cues, ood_score
 
     def decide(
         self,
@@ -190,41 +218,72 @@ class Router:
         *,
         parse_error: str | None = None,
         max_cues: int = 3,
+        budget: TriggerBudget | None = None,
+        tau_source: str = "checkpoint",
     ) -> RouterDecision:
         """Keep the answer (p ≥ τ) or escalate it to a debate (p < τ), with reasons.
 
         A response that could not be parsed — `None` with `parse_error` saying why, or the
-        `CritiqueParseError` itself — has no score and always escalates.
+        `CritiqueParseError` itself — has no score and always escalates. With a `budget`, every
+        scored answer is observed first and decided with the budget's τ for it; an unparsed or
+        non-finite one is observed as unparsed (it escalates and uses up budget).
+        `tau_source` names where this router's own τ came from ("checkpoint" or "request").
+        An answer whose OOD score is above the checkpoint's threshold is flagged (`ood`) and,
+        under `ood_policy` "escalate", escalated.
         """
         question_id = _question_id(question)
-        if isinstance(response, CritiqueParseError):
-            return unparsed_decision(question_id, self.tau, response.reason)
-        if response is None:
-            return unparsed_decision(question_id, self.tau, parse_error or "no response")
+        if isinstance(response, CritiqueParseError) or response is None:
+            reason = response.reason if response is not None else parse_error or "no response"
+            tau, source = self._unscored_tau(budget, tau_source)
+            return replace(unparsed_decision(question_id, tau, reason), tau_source=source,
+                           ood_policy=self.ood_policy)
         from imad.router import featurize  # lazy: loads spaCy on first use
 
         text = question if isinstance(question, str) else question.text
         vector = featurize.extract(text, response, self.feature_schema_version).reshape(1, -1)
-        p, u, cues = self._explained(vector)
+        p, u, cues, ood_score = self._explained(vector)
         if not (math.isfinite(p) and math.isfinite(u)):
-            return non_finite_decision(question_id, self.tau, p, u)
-        escalate = p < self.tau
+            tau, source = self._unscored_tau(budget, tau_source)
+            return replace(non_finite_decision(question_id, tau, p, u), tau_source=source,
+                           ood_policy=self.ood_policy)
+        tau, source = self.tau, tau_source
+        if budget is not None:
+            tau, from_budget = budget.observe_with_source(p)
+            source = "budget" if from_budget else tau_source
+        ood = None if ood_score is None else ood_score > self._ood.threshold
+        below_tau = p < tau
+        escalate = below_tau or (bool(ood) and self.ood_policy == "escalate")
         # Cues that pushed p toward the decision: down when escalating, up when keeping.
-        sign = -1.0 if escalate else 1.0
+        sign = -1.0 if below_tau else 1.0
         ranked = sorted(
             (cue for cue in cues if sign * cue.delta_p >= MIN_CUE_DELTA),
             key=lambda cue: (-abs(cue.delta_p), cue.feature),
         )[:max_cues]
+        reasons = [threshold_reason(p, tau), *(cue.describe() for cue in ranked)]
+        if ood:
+            reasons.insert(1, ood_reason(ood_score, self._ood.threshold, self.ood_policy,
+                                         escalate and not below_tau))
         return RouterDecision(
             id=question_id,
             p=p,
-            tau=self.tau,
+            tau=tau,
             escalate=escalate,
-            reasons=(threshold_reason(p, self.tau), *(cue.describe() for cue in ranked)),
+            reasons=tuple(reasons),
             parse_status=PARSED,
             uncertainty=u,
             cues=tuple(ranked),
+            tau_source=source,
+            ood_score=ood_score,
+            ood=ood,
+            ood_policy=self.ood_policy,
         )
+
+    def _unscored_tau(self, budget: TriggerBudget | None, tau_source: str) -> tuple[float, str]:
+        """τ to report for an answer without a score, observing it in the budget if any."""
+        if budget is None:
+            return self.tau, tau_source
+        tau, from_budget = budget.observe_unparsed()
+        return (self.tau if tau is None else tau), ("budget" if from_budget else tau_source)
 
     def check_features(self) -> None:
         """Raise `CheckpointError` if the installed feature extractor differs from training's."""

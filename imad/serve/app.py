@@ -7,6 +7,10 @@ Endpoints:
   `X-Imad-Decision` (compact ASCII JSON). The model name picks back-end and τ (`model_names`).
 - `GET /v1/models`, `GET /v1/models/{id}`: the servable model names.
 - `GET /health`: liveness and load, without auth (for load balancers).
+- `GET /v1/imad/stats` (auth like /v1): the router, its OOD policy, and with
+  `--target-trigger-rate` each model name's trigger budget — τ now, whether the budget set it,
+  the realized trigger rate over its window (`imad.serve.budgets`). Not in /health, which is
+  open to anyone who can reach the port.
 
 Every error has OpenAI's shape `{"error": {"message", "type", "param", "code"}}`: 400 malformed
 body, invalid field or empty question; 401 missing or wrong key; 404 unknown model or path; 413
@@ -75,7 +79,7 @@ def error_response(error: ServeError, request_id: str | None = None) -> JSONResp
 
 def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     """The routing server's app. Prepares the factory now, so bad config fails before serving."""
-    factory.prepare()
+    factory.prepare(settings.ood_policy)
     runner = PipelineRunner(factory, settings)
     started = int(time.time())
 
@@ -113,6 +117,17 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     async def health() -> dict[str, Any]:
         return {"status": "ok", "version": __version__, "upstream_model": factory.model.model_id,
                 "in_flight": runner.in_flight, "max_concurrency": settings.max_concurrency}
+
+    @app.get("/v1/imad/stats")
+    async def routing_stats(request: Request) -> dict[str, Any]:
+        check_bearer(request.headers.get("authorization"), settings.api_key)
+        budgets = runner.budgets
+        return {"router": factory.router.name, "tau": factory.router.tau,
+                "ood_statistics": factory.router.ood_detector is not None,
+                "ood_policy": factory.router.ood_policy,
+                "target_trigger_rate": settings.target_trigger_rate,
+                "budget_window": None if budgets is None else settings.budget_window,
+                "budgets": {} if budgets is None else budgets.stats()}
 
     @app.get("/v1/models")
     async def list_models(request: Request) -> dict[str, Any]:
@@ -167,7 +182,8 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
         completion = completion_from_answer(answer, choice, completion_id=completion_id,
                                             created=int(time.time()), fingerprint=FINGERPRINT)
         info = completion.imad
-        log_event("chat_completion", status=200, backend=info.backend, tau=info.tau, p=info.p,
+        log_event("chat_completion", status=200, backend=info.backend, tau=info.tau,
+                  tau_source=info.tau_source, ood=info.ood, p=info.p,
                   escalated=info.escalated, source=info.source, llm_calls=info.llm_calls,
                   prompt_tokens=completion.usage.prompt_tokens,
                   completion_tokens=completion.usage.completion_tokens, latency_ms=elapsed_ms(), **fields)

@@ -16,6 +16,7 @@ from imad.critique.schema import CritiqueResponse
 from imad.llm.types import ChatModel
 from imad.pipeline import Pipeline
 from imad.router import Router
+from imad.router.budget import TriggerBudget
 from imad.serve.model_names import SERVE_BACKENDS, ModelChoice
 
 WARM_UP_RESPONSE = CritiqueResponse(
@@ -43,18 +44,25 @@ class PipelineFactory:
 
         return cls(Router.load(router), chat_model_from_spec(llm), dict(backend_options or {}))
 
-    def build(self, choice: ModelChoice, model: ChatModel | None = None) -> Pipeline:
-        """The pipeline for `choice`, calling `model` (default: the shared one)."""
+    def build(self, choice: ModelChoice, model: ChatModel | None = None, *,
+              budget: TriggerBudget | None = None) -> Pipeline:
+        """The pipeline for `choice`, calling `model` (default: the shared one), deciding with
+        the model name's `budget` if the server keeps one."""
         return Pipeline(self.router, model if model is not None else self.model, choice.backend,
-                        tau=choice.tau, backend_options=dict(self.backend_options.get(choice.backend, {})))
+                        tau=choice.tau, backend_options=dict(self.backend_options.get(choice.backend, {})),
+                        budget=budget)
 
-    def prepare(self) -> None:
-        """Build every servable back-end once and score one made-up answer.
+    def prepare(self, ood_policy: str | None = None) -> None:
+        """Apply the server's `ood_policy` to the shared router, build every servable back-end
+        once and score one made-up answer.
 
-        Bad back-end options then fail at start-up rather than per request, and the feature
-        extractor (spaCy, textstat, lexicons) loads once before traffic arrives: its loaders are
-        not locked, so a first burst of concurrent requests would otherwise each load spaCy.
+        Bad back-end options (and an `ood_policy` the router cannot follow) then fail at start-up
+        rather than per request, and the feature extractor (spaCy, textstat, lexicons) loads once
+        before traffic arrives: its loaders are not locked, so a first burst of concurrent
+        requests would otherwise each load spaCy.
         """
+        if ood_policy is not None and ood_policy != self.router.ood_policy:
+            self.router = self.router.with_ood_policy(ood_policy)  # once, not per request
         for backend in SERVE_BACKENDS:
             self.build(ModelChoice(f"imad-{backend}", backend, None))
         self.router.decide("Is the server warm?", WARM_UP_RESPONSE)

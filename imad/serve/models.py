@@ -123,6 +123,11 @@ class ImadInfo(BaseModel):
     reasons: the router's short explanation; parse_status: parsed | unparsed.
     llm_calls: calls made (usage sums over them); error: a recorded non-fatal failure.
     upstream_model: the chat model behind the router.
+    tau_source: where tau came from: checkpoint, request (--tau or a model-name suffix) or budget
+        (the model name's trigger budget, `imad serve --target-trigger-rate`).
+    ood_score / ood: how unlike the router's training answers this one is, and whether that is
+        above the checkpoint's threshold (null without OOD statistics or without a score).
+    ood_policy: flag (reported only) or escalate (an unfamiliar answer is debated).
     """
 
     p: float | None
@@ -135,8 +140,12 @@ class ImadInfo(BaseModel):
     llm_calls: int
     error: str | None
     upstream_model: str
+    tau_source: str = "checkpoint"
+    ood_score: float | None = None
+    ood: bool | None = None
+    ood_policy: str = "flag"
 
-    @field_validator("p", mode="before")
+    @field_validator("p", "ood_score", mode="before")
     @classmethod
     def _finite_or_null(cls, value: Any) -> Any:
         """Strict JSON has no NaN: a non-finite score is reported as null (and was escalated)."""
@@ -207,7 +216,8 @@ def completion_from_answer(answer: PipelineAnswer, choice: ModelChoice, *, compl
     info = ImadInfo(p=decision.p, tau=decision.tau, escalated=decision.escalate, backend=choice.backend,
                     source=answer.source, reasons=list(decision.reasons),
                     parse_status=decision.parse_status, llm_calls=len(answer.trace), error=answer.error,
-                    upstream_model=answer.critique.model_id)
+                    upstream_model=answer.critique.model_id, tau_source=decision.tau_source,
+                    ood_score=decision.ood_score, ood=decision.ood, ood_policy=decision.ood_policy)
     usage = Usage(prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
                   total_tokens=answer.total_tokens)
     return ChatCompletion(id=completion_id, created=created, model=choice.name,
@@ -222,8 +232,8 @@ MAX_HEADER_CHARS = 4096
 
 def decision_header(info: ImadInfo) -> str:
     """The compact, ASCII-only JSON of the `X-Imad-Decision` header (τ and ≥ are escaped)."""
-    decision = {"p": info.p, "tau": info.tau, "escalated": info.escalated, "backend": info.backend,
-                "source": info.source, "reasons": info.reasons}
+    decision = {"p": info.p, "tau": info.tau, "tau_source": info.tau_source, "escalated": info.escalated,
+                "ood": info.ood, "backend": info.backend, "source": info.source, "reasons": info.reasons}
     text = strict_json(decision, ensure_ascii=True)
     if len(text) > MAX_HEADER_CHARS:  # a long parse error: keep the gist, the body has it all
         decision["reasons"] = [info.reasons[0][:200]] if info.reasons else []

@@ -20,6 +20,7 @@ from imad.errors import InputTooLargeError, RequestCancelledError, ServeError
 from imad.llm.cancel import CancellableChat
 from imad.pipeline import Pipeline, PipelineAnswer
 from imad.question import Question
+from imad.serve.budgets import BudgetBook
 from imad.serve.factory import PipelineFactory
 from imad.serve.limits import ConcurrencyLimiter
 from imad.serve.logs import log_event
@@ -37,6 +38,8 @@ class PipelineRunner:
 
     def __init__(self, factory: PipelineFactory, settings: ServeSettings) -> None:
         self.factory = factory
+        self.budgets = (None if settings.target_trigger_rate is None else BudgetBook(
+            settings.target_trigger_rate, settings.budget_window, factory.router.tau))
         self.timeout_s = settings.request_timeout_s
         self.limiter = ConcurrencyLimiter(settings.max_concurrency, settings.retry_after_s)
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
@@ -55,7 +58,8 @@ class PipelineRunner:
         model = CancellableChat(self.factory.model)
         watch = UpstreamWatch(model)
         try:
-            pipeline = self.factory.build(choice, watch)
+            budget = None if self.budgets is None else self.budgets.budget_for(choice)
+            pipeline = self.factory.build(choice, watch, budget=budget)
             future = self._executor.submit(self._work, pipeline, question, request_id)
         except BaseException:
             self.limiter.release()

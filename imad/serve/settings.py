@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from imad.errors import ConfigError
 from imad.question import MAX_QUESTION_CHARS
+from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
 from imad.serve.model_names import SERVE_BACKENDS
 
 
@@ -31,6 +32,10 @@ class ServeSettings:
     log_prompts: put the question text into the JSON log lines (off: logs carry sizes only).
     shutdown_timeout_s: on SIGTERM/SIGINT, how long in-flight requests may run before the
         server closes them anyway.
+    target_trigger_rate / budget_window: hold each model name's escalation rate with a trigger
+        budget over its last `budget_window` answers (`imad.serve.budgets`); None: a fixed τ.
+    ood_policy: "flag" or "escalate" for answers unlike the router's training rows; None keeps
+        the checkpoint's.
     """
 
     api_key: str | None = field(default=None, repr=False)
@@ -43,6 +48,9 @@ class ServeSettings:
     default_tau: float | None = None
     log_prompts: bool = False
     shutdown_timeout_s: float = 30.0
+    target_trigger_rate: float | None = None
+    budget_window: int = DEFAULT_BUDGET_WINDOW
+    ood_policy: str | None = None
 
     def __post_init__(self) -> None:
         if self.api_key is not None and not self.api_key.strip():
@@ -67,3 +75,11 @@ class ServeSettings:
         if not math.isfinite(self.shutdown_timeout_s) or self.shutdown_timeout_s < 0:
             raise ConfigError("--shutdown-timeout",
                               f"must be a finite number of seconds >= 0, got {self.shutdown_timeout_s}")
+        if self.target_trigger_rate is not None and not 0.0 < self.target_trigger_rate < 1.0:
+            raise ConfigError("--target-trigger-rate", "must be a number strictly between 0 and 1 "
+                              f"(the share of answers to escalate), got {self.target_trigger_rate}")
+        if self.budget_window < 1:
+            raise ConfigError("--budget-window", f"must be an integer >= 1, got {self.budget_window}")
+        if self.ood_policy is not None and self.ood_policy not in OOD_POLICIES:
+            raise ConfigError("--ood-policy", f"must be one of {', '.join(OOD_POLICIES)}, got "
+                              f"{self.ood_policy!r}")

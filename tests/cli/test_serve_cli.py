@@ -35,7 +35,8 @@ def test_help_lists_the_flags(capsys):
     assert caught.value.code == 0
     for flag in ("--router", "--llm", "--backend", "--tau", "--host", "--port", "--api-key-env",
                  "--max-concurrency", "--request-timeout", "--max-request-bytes", "--max-question-chars",
-                 "--shutdown-timeout", "--log-prompts"):
+                 "--shutdown-timeout", "--log-prompts", "--target-trigger-rate", "--budget-window",
+                 "--ood-policy"):
         assert flag in out
 
 
@@ -49,6 +50,9 @@ def test_help_lists_the_flags(capsys):
     (["--request-timeout", "-1"], "--request-timeout: must be a finite number of seconds > 0"),
     (["--shutdown-timeout", "nan"], "--shutdown-timeout: must be a finite number of seconds >= 0"),
     (["--tau", "nan"], "--tau: must be in [0, 1]"),
+    (["--target-trigger-rate", "1"], "--target-trigger-rate: must be a number strictly between 0 and 1"),
+    (["--target-trigger-rate", "0.2", "--budget-window", "0"], "--budget-window: must be an integer >= 1"),
+    (["--ood-policy", "escalate"], "--ood-policy: 'escalate' needs OOD statistics"),
 ])
 def test_bad_flags_fail_before_serving(router_dir, capsys, flags, message):
     assert main(["serve", "--router", str(router_dir), *flags]) == 2

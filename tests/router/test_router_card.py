@@ -65,3 +65,27 @@ def test_card_of_a_recalibrated_router_gives_the_tau_its_trigger_rates_were_meas
     assert "On the validation split (2 rows), τ = 0.7 (the threshold when they were measured; " \
            "this checkpoint's τ = 0.004, see Threshold)." in card
     assert "p < τ = 0.004 are escalated" in card
+
+
+def test_card_states_the_ood_flag_and_the_commands_that_made_it():
+    config = {**_config(["m"]),
+              "training": {"config": {"corpus": ["corpus/x"], "feature_schema": 2, "output": "ckpt/r"}},
+              "calibration": {"token_budget": {"tokens_per_question": 850.0, "debate_tokens": 5600.0},
+                              "validation": {"files": ["runs/c.jsonl"]}, "parent": {"path": "ckpt/r"}},
+              "ood": {"method": "mahalanobis", "threshold": 21.5,
+                      "threshold_rule": "validation split's 99th percentile (inverted_cdf)"},
+              "ood_policy": "flag",
+              "ood_statistics": {"command": "python -m training.export --add-ood r",
+                                 "rows": {"train": 8, "validation": 2}}}
+    card = render_model_card(config)
+    assert "exceeds 21.5000, the validation split's 99th percentile" in card
+    assert "Fitted on 8 training rows, threshold on 2 validation rows." in card
+    assert ("```bash\npython -m training.fit --corpus corpus/x --feature-schema 2 --output ckpt/r\n"
+            "imad calibrate --router ckpt/r --token-budget 850 --debate-tokens 5600 --corpus "
+            "runs/c.jsonl --out <this directory>\npython -m training.export --add-ood r\n```") in card
+
+
+def test_card_without_ood_statistics_says_how_to_add_them():
+    card = render_model_card(_config(["m"]))
+    assert "no OOD statistics: decisions report `ood = None`" in card
+    assert "How this checkpoint was made" not in card  # nothing recorded to rebuild it from

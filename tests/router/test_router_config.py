@@ -16,7 +16,8 @@ from imad.router.registry import resolve_checkpoint
 from tests.router.router_helpers import make_router, random_features
 
 
-@pytest.mark.parametrize("name", ["imad-router-v1", "imad-router-v1.1"])
+@pytest.mark.parametrize("name", ["imad-router-v1", "imad-router-v1.1", "imad-router-v2",
+                                  "imad-router-v2.1"])
 def test_shipped_config_json_round_trips_exactly(name):
     data = json.loads((resolve_checkpoint(name) / CONFIG_FILE).read_text(encoding="utf-8"))
     config = RouterConfig.from_dict(data)

@@ -99,7 +99,8 @@ def test_decision_to_dict_is_json_ready(router):
     data = router.decide(QUESTION, HEDGED).to_dict()
     assert json.loads(json.dumps(data)) == data
     assert set(data) == {"id", "p", "tau", "escalate", "reasons", "parse_status", "parse_error",
-                         "uncertainty", "cues", "score_status"}
+                         "uncertainty", "cues", "score_status", "tau_source", "ood_score", "ood",
+                         "ood_policy"}
 
 
 def test_threshold_reason_text():

@@ -10,7 +10,8 @@ from imad.router.registry import DEFAULT_ROUTER, resolve_checkpoint, shipped_dir
 
 
 def test_shipped_names_resolve_inside_the_shelf():
-    assert available_routers() == ["imad-router-v1", "imad-router-v1.1"]
+    assert available_routers() == ["imad-router-v1", "imad-router-v1.1", "imad-router-v2",
+                                   "imad-router-v2.1"]
     for name in available_routers():
         assert resolve_checkpoint(name) == shipped_directory() / name
     assert resolve_checkpoint(None) == DEFAULT_CHECKPOINT == shipped_directory() / DEFAULT_ROUTER
@@ -24,7 +25,8 @@ def test_a_bare_path_object_is_a_name_too():
 
 def test_unknown_name_lists_the_shipped_ones():
     with pytest.raises(CheckpointError, match=r"no shipped router named 'imad-router-v9'; shipped "
-                                              r"routers: imad-router-v1, imad-router-v1.1"):
+                                              r"routers: imad-router-v1, imad-router-v1.1, "
+                                              r"imad-router-v2, imad-router-v2.1"):
         Router.load("imad-router-v9")
 
 

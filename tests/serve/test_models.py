@@ -20,8 +20,9 @@ def info(**changes) -> ImadInfo:
 def test_header_is_ascii_and_round_trips():
     header = decision_header(info())
     assert header.isascii() and " " not in header.replace("p 0.41", "")[:10]
-    assert json.loads(header) == {"p": 0.41, "tau": 0.7, "escalated": True, "backend": "svrmad",
-                                  "source": "debate", "reasons": ["p 0.41 < τ 0.70: escalate"]}
+    assert json.loads(header) == {"p": 0.41, "tau": 0.7, "tau_source": "checkpoint", "escalated": True,
+                                  "ood": None, "backend": "svrmad", "source": "debate",
+                                  "reasons": ["p 0.41 < τ 0.70: escalate"]}
 
 
 def test_a_huge_reason_is_cut_in_the_header_only():

@@ -20,7 +20,7 @@ def test_defaults_are_the_spec_ones():
     assert (config.alpha0, config.alpha1, config.gamma, config.tau) == (2.0, 1.0, 2.0, 0.7)
     assert (config.lambda_cp, config.mu_ece, config.ece_bins) == (6.0, 5.0, 15)
     assert config.corpus == ("corpus/smollm2-135m-instruct-q4_1",)
-    assert config.output == "checkpoints/imad-router-v1"
+    assert config.output == "checkpoints/imad-router-v2"
     assert not config.early_stopping and not config.class_balanced_alpha
 
 

@@ -28,7 +28,7 @@ class EvaluateConfig:
     datasets: tuple[str, ...]
     """Registered dataset names (`training.data.DATASETS`) or generic .jsonl files."""
     router: str | None = None
-    """Checkpoint directory (None: the shipped `checkpoints/imad-router-v1`)."""
+    """Checkpoint directory (None: the shipped default, `checkpoints/imad-router-v2`)."""
     llm: str = "local"
     """Chat back-end spec (`imad.llm.spec`) that answers the self-critique calls."""
     limit: int | None = None

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from training.evaluation.ood import auroc_text
 from training.evaluation.scoring import SCORERS
 
 REPORT_SCHEMA = 1
@@ -125,6 +126,8 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             "",
             *_scorer_table(data["scorers"]),
             "",
+            _ood_line(data.get("ood")),
+            "",
         ]
         lines += [f"> note: {note}" for note in data["notes"]]
         if data["notes"]:
@@ -141,6 +144,16 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                          + " | ".join(_cell(row[m]) for m in SUMMARY_METRICS) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _ood_line(ood: Mapping[str, Any] | None) -> str:
+    if not ood:
+        return "OOD: the router checkpoint has no OOD statistics."
+    unflagged = ood["n"] - ood["flagged"]
+    return (f"OOD ({ood['method']}, threshold {ood['threshold']:.3g}): {ood['flagged']} of "
+            f"{ood['n']} parsed answers flagged ({_cell(ood['flagged_share'])}); router AUROC on "
+            f"flagged {auroc_text(ood['auroc_flagged'], ood['flagged'])}, on unflagged "
+            f"{auroc_text(ood['auroc_unflagged'], unflagged)}.")
 
 
 def _failures(failures: Mapping[str, int]) -> str:

@@ -5,7 +5,9 @@ truncations, LLM errors) are counted, and in `trigger_rate_all` they count as es
 the pipeline escalates them. Per scorer: ECE (15 equal-width bins), adaptive ECE, Brier,
 AUROC (null when the labels hold one class), the trigger rate p < τ, the number and accuracy
 of the answers kept (p ≥ τ), and the reliability-diagram bins. Every scorer uses the router's
-τ, so the three trigger rates are comparable.
+τ, so the three trigger rates are comparable. With OOD statistics in the checkpoint, `ood` holds
+the share of parsed answers flagged and the router's AUROC on the flagged and unflagged ones
+(`training.evaluation.ood`); None without them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from imad.router import Router
 from imad.router.router import CONFIDENCE_FEATURE
 from training.baselines import LogisticBaseline, confidence_probabilities
 from training.corpus_store import CorpusRecord
+from training.evaluation.ood import ood_split
 from training.evaluation.responses import DatasetResponses
 from training.feature_cache import extract_features
 from training.metrics import bin_indices, calibration_bins, score_report
@@ -74,12 +77,15 @@ def score_dataset(responses: DatasetResponses, router: Router,
     parsed = [r for r in records if r.label is not None and r.parsed is not None]
     labels = np.array([int(r.label) for r in parsed], dtype=np.int64)
     probabilities: dict[str, np.ndarray | None] = dict.fromkeys(SCORERS)
+    ood: dict[str, Any] | None = None
     if parsed:
         matrix = extract_features([str(r.question["text"]) for r in parsed],
                                   [CritiqueResponse.from_dict(r.parsed) for r in parsed],
                                   cache=feature_cache, schema_version=router.feature_schema_version)
         column = router.feature_names.index(CONFIDENCE_FEATURE)
         probabilities["router"] = router.predict_proba(matrix)
+        if router.ood_detector is not None:
+            ood = ood_split(router.ood_detector, router.scale(matrix), labels, probabilities["router"])
         probabilities["confidence_initial"] = confidence_probabilities(matrix, column)
         if logistic is not None:
             probabilities["logistic_regression"] = logistic.predict_proba(matrix)
@@ -114,6 +120,7 @@ def score_dataset(responses: DatasetResponses, router: Router,
         "reused_answers": responses.reused,
         "generated_answers": responses.generated,
         "scorers": scorers,
+        "ood": ood,
         "notes": dataset_notes(labels, logistic_note),
         "answers": _answers(records, parsed, probabilities),
     }

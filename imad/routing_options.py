@@ -1,0 +1,17 @@
+"""The choices and defaults of routing under drift (issue 16), importable without torch.
+
+`imad serve`'s settings and every CLI's `--help` need them before any model is loaded, and the
+`imad.router` package imports torch, so they live here; `imad.router` and `imad.pipeline` use
+these same values.
+"""
+
+from __future__ import annotations
+
+OOD_POLICIES = ("flag", "escalate")
+"""What an answer unlike the training rows does: "flag" reports it, "escalate" also debates it."""
+
+DEFAULT_BUDGET_WINDOW = 500
+"""Answers a trigger budget looks back over (`--budget-window`)."""
+
+DEFAULT_WARM_UP = 50
+"""Scores a budget sees before its quantile replaces the router's τ (fewer with a smaller window)."""
