@@ -20,13 +20,16 @@ _CONFIDENCE_IN_TEXT = re.compile(r"\bconfidence\b\W{0,3}\s*[:=]?\s*(?P<value>[0-
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in `text` (whole text, or from the first `{` to the last `}`), or None."""
+    """The JSON object in `text` (whole text, or from the first `{` to the last `}`), or None.
+
+    Nesting too deep for Python's decoder (`"[" * 3000`, a hostile or broken reply) is no
+    object, like any other unreadable reply: the agent's turn falls back and is flagged."""
     for candidate in (text, text[text.find("{"): text.rfind("}") + 1]):
         if not candidate:
             continue
         try:
             value = json.loads(candidate)
-        except (json.JSONDecodeError, ValueError):
+        except (json.JSONDecodeError, ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             return value

@@ -123,3 +123,9 @@ def test_majority_vote_tie_breaks():
     assert majority_vote(["B", "A", "A", "B"], tie_break=["A", "A", "B"]) == "A"
     assert majority_vote(["", "", "C"]) == "C"
     assert majority_vote(["", ""]) == ""
+
+
+@pytest.mark.parametrize("text", ["[" * 3000, "{" * 3000 + "}" * 3000, '{"a": ' * 5000 + "1" + "}" * 5000])
+def test_nesting_too_deep_is_no_object_not_a_crash(text):
+    assert parse_json_object(text) is None
+    assert parse_answer(text, MCQ, parse_json_object(text)) == ""
