@@ -142,11 +142,15 @@ class RouterConfig:
         from imad.critique.call import CONFIDENCE_SOURCES
 
         data = self.record.get("data") or {}
-        sources = tuple(data.get("confidence_sources") or (DEFAULT_CONFIDENCE_SOURCE,))
-        if len(sources) != 1 or sources[0] not in CONFIDENCE_SOURCES:
+        if not isinstance(data, Mapping):
+            raise CheckpointError(f"router {self.name!r}: the training record's data section must "
+                                  f"be a JSON object, got {thaw(data)!r}")
+        sources = data.get("confidence_sources") or [DEFAULT_CONFIDENCE_SOURCE]
+        if not isinstance(sources, (list, tuple)) or len(sources) != 1 \
+                or sources[0] not in CONFIDENCE_SOURCES:
             raise CheckpointError(
                 f"router {self.name!r}: data.confidence_sources must name one of "
-                f"{list(CONFIDENCE_SOURCES)}, got {list(sources)}; retrain on answers of one source"
+                f"{list(CONFIDENCE_SOURCES)}, got {sources!r}; retrain on answers of one source"
             )
         return str(sources[0])
 
