@@ -28,6 +28,7 @@ does (`imad.router.budget`).
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -45,7 +46,7 @@ QUANTILE_METHOD = "inverted_cdf"
 
 
 @dataclass(frozen=True, eq=False)
-class OODDetector:
+class OODDetector(ABC):
     """The shared procedure: score rows, flag those above `threshold`, save as JSON values."""
 
     threshold: float
@@ -54,8 +55,9 @@ class OODDetector:
     method: ClassVar[str]
 
     @property
+    @abstractmethod
     def n_features(self) -> int:
-        raise NotImplementedError
+        """How many scaled features a row has."""
 
     def score(self, scaled: np.ndarray) -> np.ndarray:
         """The OOD score of each row of scaled features, shape (n, d) → (n,); higher is stranger."""
@@ -82,11 +84,13 @@ class OODDetector:
             raise FeatureError("scaled features hold NaN or infinite values")
         return rows
 
+    @abstractmethod
     def _score(self, rows: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """Each checked row's score: the larger, the less like the training rows."""
 
+    @abstractmethod
     def _arrays(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The statistics `to_dict` saves, by name."""
 
 
 @dataclass(frozen=True, eq=False)
