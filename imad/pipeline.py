@@ -37,6 +37,7 @@ from imad.llm.types import ChatModel
 from imad.question import Question
 from imad.router import Router, RouterDecision
 from imad.router.budget import TriggerBudget
+from imad.router.decision import NON_FINITE
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, DEFAULT_WARM_UP
 
 ANSWER_SOURCES = ("single_agent", "debate", "single_agent_fallback", "none")
@@ -219,10 +220,13 @@ def new_budget(target_trigger_rate: float, window: int, initial_threshold: float
 
 
 def fail_safe(decision: RouterDecision) -> RouterDecision:
-    """`decision`, or, when its p is not finite (NaN, ±inf), an escalation with p None and why."""
+    """`decision`, or, when its p is not finite (NaN, ±inf), an escalation with p None and why.
+
+    `imad.Router.decide` already does this; the pipeline checks again for a router it did not
+    build (a subclass or a duck-typed router whose `decide` returns a raw score)."""
     if decision.p is None or math.isfinite(decision.p):
         return decision
-    return replace(decision, p=None, escalate=True, uncertainty=None, cues=(),
+    return replace(decision, p=None, escalate=True, uncertainty=None, cues=(), score_status=NON_FINITE,
                    reasons=(f"the router's score p = {decision.p} is not a finite number: escalate "
                             "(fail safe; check the router checkpoint)",))
 

@@ -96,6 +96,7 @@ def test_non_finite_score_escalates_with_the_reason():
     result = pipeline(chat, tau=None, router=NaNRouter()).answer(YNM)
     assert result.escalated and result.decision.p is None and result.source == "debate"
     assert "not a finite number" in result.decision.reasons[0]
+    assert result.decision.score_status == "non_finite"
     json.dumps(result.to_dict(), allow_nan=False)
 
 
