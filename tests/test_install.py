@@ -93,3 +93,44 @@ def test_the_sdist_carries_the_routers_and_builds_a_wheel_with_them(tmp_path):
     (wheel,) = (tmp_path / "wheel").glob("imad-*.whl")
     assert {f"imad/_checkpoints/{r}/config.json" for r in imad.available_routers()} <= set(
         zipfile.ZipFile(wheel).namelist())
+
+
+_BUILD_BOTH = """
+import sys
+from setuptools import build_meta
+out = sys.argv[1]  # build_wheel rewrites sys.argv
+build_meta.build_wheel(out)
+build_meta.build_sdist(out)
+"""
+
+
+def test_the_wheel_and_the_sdist_carry_license_and_notice(tmp_path):
+    """Apache-2.0 asks that its text travel with the code, and NOTICE names the data licences:
+    both must be in what pip installs and in what a packager rebuilds from, byte for byte."""
+    subprocess.run([sys.executable, "-c", _BUILD_BOTH, str(tmp_path)], check=True, cwd=ROOT,
+                   capture_output=True)
+    (wheel,) = tmp_path.glob("imad-*.whl")
+    (sdist,) = tmp_path.glob("imad-*.tar.gz")
+    expected = {name: (ROOT / name).read_bytes() for name in ("LICENSE", "NOTICE")}
+    dist_info = wheel.name.split("-py")[0] + ".dist-info"
+    with zipfile.ZipFile(wheel) as archive:
+        for name, content in expected.items():
+            assert archive.read(f"{dist_info}/licenses/{name}") == content
+        metadata = archive.read(f"{dist_info}/METADATA").decode("utf-8")
+    assert "License-Expression: Apache-2.0" in metadata
+    assert "License-File: LICENSE" in metadata and "License-File: NOTICE" in metadata
+    top = sdist.name.removesuffix(".tar.gz")
+    with tarfile.open(sdist) as archive:
+        for name, content in expected.items():
+            member = archive.extractfile(f"{top}/{name}")
+            assert member is not None and member.read() == content
+
+
+def test_license_is_the_complete_apache_2_text():
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    # sha256 of https://www.apache.org/licenses/LICENSE-2.0.txt, unmodified
+    import hashlib
+
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == (
+        "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30")
+    assert "END OF TERMS AND CONDITIONS" in text

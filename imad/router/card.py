@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from imad.data_licences import data_licence
+
 _METRIC_COLUMNS = (
     ("auroc", "AUROC ↑"),
     ("ece", "ECE (15 bins) ↓"),
@@ -94,6 +96,22 @@ def _data(data: dict[str, Any] | None) -> str:
     for file in data.get("files", []):
         lines.append(f"- File `{file['path']}`: {file['records']} records, sha256 "
                      f"`{file['sha256'][:16]}…`")
+    return "\n".join(lines) + _data_licences(sorted(data.get("datasets", {})))
+
+
+def _data_licences(datasets: list[str]) -> str:
+    """The licence table of the training datasets: their terms travel with the weights."""
+    if not datasets:
+        return ""
+    lines = ["\n\n### Data licences\n",
+             "The training rows hold these datasets' questions (the weights hold no text); each "
+             "dataset keeps its own licence.\n",
+             "| dataset | licence | source | cite |", "|---|---|---|---|"]
+    for dataset in datasets:
+        known = data_licence(dataset)
+        lines.append(f"| {dataset} | not recorded: check the dataset's own terms | – | – |"
+                     if known is None else
+                     f"| {dataset} | {known.licence} | {known.source} | {known.attribution} |")
     return "\n".join(lines)
 
 

@@ -89,3 +89,28 @@ def test_card_without_ood_statistics_says_how_to_add_them():
     card = render_model_card(_config(["m"]))
     assert "no OOD statistics: decisions report `ood = None`" in card
     assert "How this checkpoint was made" not in card  # nothing recorded to rebuild it from
+
+
+def test_card_states_the_licence_of_each_training_dataset():
+    config = _config(["m"])
+    config["data"]["datasets"]["gqa"] = {"records": 4, "labelled": 4, "parse_failures": 0,
+                                         "positive_rate": 0.25}
+    config["data"]["datasets"]["my_private_set"] = {"records": 1, "labelled": 1,
+                                                    "parse_failures": 0, "positive_rate": 1.0}
+    card = render_model_card(config)
+    assert "### Data licences" in card
+    assert "| gqa | CC BY 4.0 | https://cs.stanford.edu/people/dorarad/gqa/" in card
+    assert "| pubmedqa | MIT | https://github.com/pubmedqa/pubmedqa |" in card
+    assert "| my_private_set | not recorded: check the dataset's own terms |" in card
+
+
+def test_shipped_cards_are_rendered_from_their_configs_and_name_gqa_attribution():
+    import json
+
+    from tests.conftest import REPO_ROOT
+
+    for directory in sorted((REPO_ROOT / "checkpoints").iterdir()):
+        config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+        card = (directory / "README.md").read_text(encoding="utf-8")
+        assert card == render_model_card(config), f"re-render {directory.name}'s card"
+        assert "| gqa | CC BY 4.0 |" in card and "Hudson & Manning" in card
