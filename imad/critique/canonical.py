@@ -12,7 +12,13 @@ Two answers are "the same" when their canonical forms are equal. The rules:
   GSM8K's "#### 42". Numbers joined to another number by ":" or "/" (times, ratios, dates:
   "12:30", "3/4") are not single numbers and are skipped; a number with more than
   `MAX_NUMBER_DIGITS` digits or an exponent beyond ±`MAX_NUMBER_EXPONENT` is no valid answer
-  (""), so a hostile "1e999999999" cannot make a gigabyte string;
+  (""), so a hostile "1e999999999" cannot make a gigabyte string. A number is read whole or not
+  at all (issue 22): the last run of letters, digits, "." and "," that holds a digit must be one
+  number in full — ASCII digits, an optional sign, thousands separators only in groups of three
+  ("1,234"), an optional decimal part and exponent; a trailing "." or "," ends the sentence, and
+  symbols around it ("$", "%") are not part of it. Otherwise the answer has no number (""), so
+  it is unparsed and escalates: "0x2A", "1,2,3", "3,5", "1.2.3", "42kg", "1_000", "٤٢", "5½",
+  "10-20" and "1 234" are not read as 2, 123, 35, 1.2, 42, 1000, 42, 5, 20 or 234;
 - short answer → lower-case, articles and punctuation removed, whitespace collapsed.
 """
 
@@ -31,7 +37,13 @@ _LETTER_PATTERNS = (
     re.compile(r"^\s*\(?([A-Za-z])[\).:\]]\s"),  # "B) aspirin", "b. text", "C: text"
     re.compile(r"\b(?:option|answer|choice)\s*(?:is\s*)?:?\s*\(?([A-Za-z])\)?(?![A-Za-z])", re.I),
 )
-_NUMBER = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
+_NUMBER_RUN = re.compile(r"[-+]?(?:[\w.,]|(?<=[0-9.][eE])[-+])+")
+"""A run of letters, digits (any script), "." and "," (and an exponent's sign); a candidate when
+it holds a digit."""
+_WHOLE_NUMBER = re.compile(
+    r"[-+]?(?:(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+"""What a candidate must be in full to be read as a number."""
+_SPACE_SEPARATORS = " \u00a0\u202f\u2009"
 MAX_NUMBER_DIGITS = 100
 MAX_NUMBER_EXPONENT = 100
 _WORD = r"\b(yes|no|maybe)\b"
@@ -77,13 +89,28 @@ def _joined_to_number(text: str, start: int, end: int) -> bool:
     return before or after
 
 
+def _glued_to_number(text: str, start: int, end: int) -> bool:
+    """True when a sign joins the run to a word before it ("10-20", "COVID-19"), or a space
+    joins it to another number ("1 234"): neither is one number read whole."""
+    signed_after_word = text[start] in "+-" and start >= 1 and text[start - 1].isalnum()
+    spaced_before = (start >= 2 and text[start - 1] in _SPACE_SEPARATORS
+                     and text[start - 2].isdigit())
+    spaced_after = (end + 1 < len(text) and text[end] in _SPACE_SEPARATORS
+                    and text[end + 1].isdigit())
+    return signed_after_word or spaced_before or spaced_after
+
+
 def canonical_number(text: str) -> str:
     """The last single number in `text` as a plain decimal string, or "" (rules above)."""
     text = text.replace("−", "-")
-    found = [m for m in _NUMBER.finditer(text) if not _joined_to_number(text, m.start(), m.end())]
-    if not found:
+    found = [m for m in _NUMBER_RUN.finditer(text) if any(c.isdigit() for c in m.group())
+             and not _joined_to_number(text, m.start(), m.end())]
+    if not found or _glued_to_number(text, found[-1].start(), found[-1].end()):
         return ""
-    raw = found[-1].group().replace(",", "")
+    raw = found[-1].group().rstrip(".,")
+    if not _WHOLE_NUMBER.fullmatch(raw):
+        return ""
+    raw = raw.replace(",", "")
     mantissa, _, exponent = raw.lower().partition("e")
     exponent_digits = exponent.lstrip("+-")
     if (sum(c.isdigit() for c in mantissa) > MAX_NUMBER_DIGITS

@@ -164,3 +164,32 @@ def test_property_hostile_json_values_give_a_response_or_a_parse_error(data, pre
 def test_property_canonicalise_never_raises_and_stays_short(text, task_type):
     answer = canonicalise(text, task_type, ("Aspirin", "Morphine"))
     assert isinstance(answer, str) and len(answer) <= max(len(text), 250)
+
+
+# (written final_answer, canonical number or "" when it is no number): a number is read whole or
+# not at all (issue 22, item 3); "" makes the answer unparsed, so it escalates.
+NUMBER_FORMS = [
+    ("0x2A", ""), ("1,2,3", ""), ("1,234", "1234"), ("1,234,567.5", "1234567.5"),
+    ("12,34", ""), ("1,2345", ""), ("3,5", ""), (",5", ""), ("1.234,5", ""),  # wrong grouping
+    ("-5", "-5"), ("+5", "5"), ("−5", "-5"), ("10-20", ""), ("COVID-19", ""),  # signs
+    ("0.25", "0.25"), (".5", "0.5"), ("1.2.3", ""), ("1.", "1"),  # decimals
+    ("4.2e1", "42"), ("2.5E-2", "0.025"), ("1e5x", ""), ("1.e5", ""),  # exponents
+    ("42 kg", "42"), ("42kg", ""), ("$1,234.50", "1234.5"), ("50%", "50"),  # units and symbols
+    ("3/4", ""), ("12:30", ""), ("5½", ""), ("5²", ""),  # fractions, times, Unicode numerals
+    ("The answer is 42.", "42"), ("42, because 6 × 7", "7"), ("42 apples", "42"),  # trailing text
+    ("٤٢", ""), ("4٢", ""), ("４２", ""), ("1_000", ""),  # non-ASCII digits, Python literals
+    ("1 234", ""), ("1\u00a0234", ""), ("  42  ", "42"), ("6 × 7 = 42", "42"),  # spaces
+]
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["tolerant", "strict"])
+@pytest.mark.parametrize(("written", "expected"), NUMBER_FORMS, ids=[f[0] for f in NUMBER_FORMS])
+def test_numbers_are_read_whole_or_not_at_all(written, expected, strict):
+    text = json.dumps({**GOOD, "initial_answer": "7", "alternative_answer": "8",
+                       "final_answer": written})
+    if not expected:
+        with pytest.raises(CritiqueParseError) as caught:
+            parse_critique(text, NUM, strict=strict)
+        assert f"final_answer {written!r} is not a valid numeric answer" in caught.value.reason
+        return
+    assert parse_critique(text, NUM, strict=strict).final_answer == expected
