@@ -36,14 +36,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="threshold override: escalate when p < TAU (default: the checkpoint's)")
     add_routing_arguments(parser, serving=False)
     parser.add_argument("--budget-state", type=Path, default=None, metavar="FILE",
-                        help="JSON file holding the trigger budget between runs: read before the "
-                             "question, written after it (created with --target-trigger-rate); "
-                             "needed for a budget, since each imad ask answers one question")
+                        help="JSON file holding the trigger budget between runs, shared by "
+                             "concurrent runs: checked before any call, then read, updated and "
+                             "written under FILE.lock when the answer is decided (created with "
+                             "--target-trigger-rate); needed for a budget, since each imad ask "
+                             "answers one question")
     parser.add_argument("--trace", action="store_true", help="with --json: include every LLM call")
 
 
 def run(args: argparse.Namespace) -> int:
-    from imad.cli.budget_state import budget_from_flags, write_budget
+    from imad.cli.budget_state import budget_from_flags
     from imad.llm.spec import chat_model_from_spec
     from imad.pipeline import Pipeline
     from imad.router import Router
@@ -56,9 +58,7 @@ def run(args: argparse.Namespace) -> int:
                             budget=budget, ood_policy=args.ood_policy)
     except ConfigError as error:
         raise flag_error(error) from None
-    result = pipeline.answer(question_from_args(args))
-    if budget is not None:
-        write_budget(budget, args.budget_state)
+    result = pipeline.answer(question_from_args(args))  # a budget writes its file as it decides
     if args.json:
         print_json(result.to_dict(include_trace=args.trace))
     else:

@@ -77,10 +77,13 @@ def write_checkpoint(directory: Path, weights: bytes, config: dict[str, Any], ca
     write_atomic(directory / CARD_FILE, card.encode("utf-8"))
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file and a rename: all or nothing."""
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write `data` to `path` through a temporary file and a rename: all or nothing. `mode`:
+    the new file's permission bits (default: mkstemp's 0o600)."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        if mode is not None:
+            os.fchmod(handle, mode)
         with os.fdopen(handle, "wb") as file:
             file.write(data)
         os.replace(temporary, path)
