@@ -46,7 +46,8 @@ _TAG = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _OBJECT_START = re.compile(r'\{\s*"')
-_CONFIDENCE = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(%|/\s*100|percent)?\s*$", re.I)
+_CONFIDENCE = re.compile(r"^\s*([-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))\s*(%|/\s*100|percent)?\s*$", re.I)
+"""A confidence written as text, read whole: ASCII digits only, as for numeric answers."""
 
 
 def parse_critique(text: str, question: Question, *, strict: bool = False) -> CritiqueResponse:

@@ -193,3 +193,23 @@ def test_numbers_are_read_whole_or_not_at_all(written, expected, strict):
         assert f"final_answer {written!r} is not a valid numeric answer" in caught.value.reason
         return
     assert parse_critique(text, NUM, strict=strict).final_answer == expected
+
+
+# (confidence written as text, value or None when it is refused): the same rule for confidences.
+CONFIDENCE_FORMS = [
+    ("80", 0.8), ("80%", 0.8), ("80 percent", 0.8), ("80/100", 0.8), ("0.8", 0.8), (".8", 0.8),
+    (" 80 ", 0.8), ("٨٠", None), ("８０", None), ("0x50", None), ("8,0", None), ("80kg", None),
+    ("1e2", None), ("1_0", None), ("80 90", None), ("80%%", None),
+]
+
+
+@pytest.mark.parametrize(("written", "expected"), CONFIDENCE_FORMS,
+                         ids=[f[0] for f in CONFIDENCE_FORMS])
+def test_text_confidences_are_read_whole_or_refused(written, expected):
+    text = json.dumps({**GOOD, "confidence_initial": written})
+    if expected is None:
+        with pytest.raises(CritiqueParseError) as caught:
+            parse_critique(text, YNM)
+        assert "confidence_initial" in caught.value.reason
+        return
+    assert parse_critique(text, YNM).confidence_initial == pytest.approx(expected)
