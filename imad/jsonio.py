@@ -20,7 +20,6 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterator
 from typing import Any
 
 from imad.text import first_lone_surrogate
@@ -48,36 +47,44 @@ class UntrustedJSONError(ValueError):
 
 def loads_untrusted(data: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES,
                     max_depth: int = DEFAULT_MAX_DEPTH,
-                    max_int_digits: int = DEFAULT_MAX_INT_DIGITS) -> Any:
+                    max_int_digits: int = DEFAULT_MAX_INT_DIGITS, allow_nan: bool = False,
+                    check_strings: bool = True) -> Any:
     """The value of the JSON text `data`, or UntrustedJSONError saying why it was refused.
 
     Bytes must be UTF-8 (a leading byte-order mark is skipped); a string must be valid Unicode.
+    `allow_nan` lets `NaN`/`Infinity` through for formats imad writes with them (a checkpoint's
+    metrics); every numeric field read from them must still be checked finite by its reader.
+    `check_strings=False` leaves lone surrogates from `\\ud800` escapes to a caller that refuses
+    them field by field with a more precise message (request bodies, dataset lines) or keeps
+    them (a corpus stores a model's raw text as it came).
     """
     text = _text_of(data, max_bytes)
     _check_depth(text, max_depth)
     try:
-        value = json.loads(text, parse_constant=_refuse_constant,
+        value = json.loads(text, parse_constant=float if allow_nan else _refuse_constant,
                            parse_int=lambda literal: _bounded_int(literal, max_int_digits),
-                           parse_float=_finite_float)
+                           parse_float=float if allow_nan else _finite_float)
     except json.JSONDecodeError as error:
         raise UntrustedJSONError(f"{error.msg} at line {error.lineno} column {error.colno}") from None
     except RecursionError:  # unreachable after _check_depth, kept so no RecursionError escapes
         raise UntrustedJSONError("nested too deeply") from None
-    if _SURROGATE_ESCAPE.search(text):
+    if check_strings and _SURROGATE_ESCAPE.search(text):
         _refuse_lone_surrogates(value)
     return value
 
 
 def read_untrusted_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES,
                         max_depth: int = DEFAULT_MAX_DEPTH,
-                        max_int_digits: int = DEFAULT_MAX_INT_DIGITS) -> Any:
+                        max_int_digits: int = DEFAULT_MAX_INT_DIGITS, allow_nan: bool = False,
+                    check_strings: bool = True) -> Any:
     """The JSON value in the regular file `path` (see `read_regular_file`, `loads_untrusted`).
 
     Raises OSError when the file cannot be opened and UntrustedJSONError for everything else.
     """
     data = read_regular_file(path, max_bytes=max_bytes)
     return loads_untrusted(data, max_bytes=max_bytes, max_depth=max_depth,
-                           max_int_digits=max_int_digits)
+                           max_int_digits=max_int_digits, allow_nan=allow_nan,
+                           check_strings=check_strings)
 
 
 def read_regular_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -105,28 +112,6 @@ def read_regular_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_
                                  f"than its size of {status.st_size:,} bytes: it is a kernel file "
                                  "(/proc, /sys) or was changed while read")
     return data
-
-
-def iter_untrusted_lines(data: bytes, *, max_depth: int = DEFAULT_MAX_DEPTH,
-                         max_int_digits: int = DEFAULT_MAX_INT_DIGITS
-                         ) -> Iterator[tuple[int, bytes, Any]]:
-    """`(line number, raw line, value or UntrustedJSONError)` for each non-blank JSON line.
-
-    A bad line is yielded as its error rather than raised, so the caller decides whether it is
-    fatal (a dataset) or a torn tail to skip (a corpus cut off by a crash). CRLF line ends and a
-    leading byte-order mark are accepted.
-    """
-    if data.startswith(BYTE_ORDER_MARK):
-        data = data[len(BYTE_ORDER_MARK):]
-    for index, raw in enumerate(data.split(b"\n")):
-        if not raw.strip():
-            continue
-        try:
-            value: Any = loads_untrusted(raw, max_bytes=len(raw), max_depth=max_depth,
-                                         max_int_digits=max_int_digits)
-        except UntrustedJSONError as error:
-            value = error
-        yield index + 1, raw, value
 
 
 def _text_of(data: str | bytes, max_bytes: int) -> str:

@@ -6,12 +6,12 @@ cannot be read comes back empty ("" or None) for the back-end to flag.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from imad.critique.canonical import canonicalise
+from imad.jsonio import UntrustedJSONError, loads_untrusted
 from imad.question import Question, TaskType
 
 _ANSWER_IN_TEXT = re.compile(
@@ -28,8 +28,8 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
         if not candidate:
             continue
         try:
-            value = json.loads(candidate)
-        except (json.JSONDecodeError, ValueError, RecursionError):
+            value = loads_untrusted(candidate)
+        except UntrustedJSONError:
             continue
         if isinstance(value, dict):
             return value

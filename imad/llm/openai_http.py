@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import email.utils
-import json
 import math
 import mimetypes
 import os
@@ -36,6 +35,7 @@ from imad.errors import (
     LLMTimeoutError,
     TruncatedResponseError,
 )
+from imad.jsonio import UntrustedJSONError, loads_untrusted
 from imad.llm.batch import run_batch
 from imad.llm.context import estimate_prompt_tokens, refuse_if_too_large
 from imad.llm.local_gguf import parse_llama_completion
@@ -212,11 +212,11 @@ class OpenAICompatibleChat:
             raise LLMBadRequestError(f"{self.base_url} rejected the request (HTTP {status}): "
                                      f"{text[:300]}", model=self.model, status=status, body=text)
         try:
-            payload = json.loads(text)
-        except json.JSONDecodeError as error:
+            payload = loads_untrusted(response.content)
+        except UntrustedJSONError as error:
             raise LLMMalformedResponseError(
-                f"{self.base_url} answered HTTP {status} with a body that is not JSON: {text[:200]!r}",
-                model=self.model, status=status, body=text) from error
+                f"{self.base_url} answered HTTP {status} with a body that is not JSON: {text[:200]!r} "
+                f"({error})", model=self.model, status=status, body=text) from error
         if not isinstance(payload, dict):
             raise LLMMalformedResponseError(f"expected a JSON object, got {text[:200]!r}",
                                             model=self.model, status=status, body=text)

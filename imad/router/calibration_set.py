@@ -10,7 +10,6 @@ line. Reading needs no training code: the router scores the parsed answers' feat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from imad.errors import DatasetError
+from imad.jsonio import DEFAULT_MAX_LINES_BYTES, UntrustedJSONError, loads_untrusted, read_regular_file
 from imad.router.router import Router
 from imad.router.threshold import ValidationSet
 
@@ -75,7 +75,11 @@ def corpus_jsonl_files(paths: Sequence[str | Path], *, search_root: Path | None 
 
 def _latest_records(path: Path) -> list[dict[str, Any]]:
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")
+        lines = read_regular_file(path, max_bytes=DEFAULT_MAX_LINES_BYTES).decode("utf-8").split("\n")
+    except UntrustedJSONError as error:
+        raise DatasetError(f"{path}: {error}") from error
+    except OSError as error:
+        raise DatasetError(f"cannot read {path}: {error.strerror or error}") from error
     except UnicodeDecodeError as error:
         raise DatasetError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})") from error
     latest: dict[str, dict[str, Any]] = {}
@@ -83,11 +87,11 @@ def _latest_records(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
+            record = loads_untrusted(line)
+        except UntrustedJSONError as error:
             if number == len(lines):  # no trailing newline: the write was cut off by a crash
                 continue
-            raise DatasetError(f"{path}:{number}: malformed corpus line ({error.msg})") from error
+            raise DatasetError(f"{path}:{number}: malformed corpus line ({error})") from error
         question = record.get("question") if isinstance(record, dict) else None
         if not isinstance(question, dict) or not isinstance(question.get("text"), str) \
                 or "question_id" not in record:

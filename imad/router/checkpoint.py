@@ -34,6 +34,7 @@ from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
 from imad.errors import CheckpointError, ConfigError
+from imad.jsonio import UntrustedJSONError, read_untrusted_file
 from imad.router.config import CHECKPOINT_FORMAT, CHECKPOINT_SCHEMA_VERSION, RouterConfig
 from imad.router.model import RouterNet, RouterNetConfig
 
@@ -128,16 +129,12 @@ def _read_config(path: Path) -> Any:
     size = path.stat().st_size
     if size > MAX_CONFIG_BYTES:
         raise CheckpointError(f"{path} is {size:,} bytes; a router config.json holds a few kB")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise CheckpointError(f"{path} is not UTF-8 text: {error}") from error
-    except json.JSONDecodeError as error:
-        raise CheckpointError(
-            f"{path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
-        ) from error
-    except RecursionError as error:
-        raise CheckpointError(f"{path} is nested too deeply to be a router config") from error
+    try:  # deep enough that config.py's own, tighter record check names the section
+        data = read_untrusted_file(path, max_bytes=MAX_CONFIG_BYTES, max_depth=500, allow_nan=True)
+    except UntrustedJSONError as error:
+        raise CheckpointError(f"{path} is not valid JSON ({error})") from error
+    except OSError as error:
+        raise CheckpointError(f"cannot read {path}: {error.strerror or error}") from error
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise CheckpointError(

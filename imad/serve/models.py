@@ -6,21 +6,22 @@ trained on the self-critique call's own fixed decoding; only `n > 1` is refused,
 pipeline gives one answer. Responses are standard chat completions plus one documented extra
 field, `imad`, holding the routing decision (`ImadInfo`).
 
-The body must be strict JSON: `NaN`/`Infinity` literals, integers of more than 4,300 digits and
-nesting deeper than Python's recursion limit are a 400 (`invalid_json`), and booleans and
+The body must be strict JSON (`imad.jsonio`): `NaN`/`Infinity` literals, integers of more than
+100 digits and nesting deeper than 100 levels are a 400 (`invalid_json`); a lone surrogate in
+the question is `invalid_question`, and booleans and
 integers are not coerced (`"stream": "yes"` or `"n": "1"` is a 400, not true or 1). Responses
 are strict JSON too: a non-finite score is written as null (`strict_json`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from imad.errors import ServeError
+from imad.jsonio import UntrustedJSONError, loads_untrusted
 from imad.question import TaskType
 from imad.serve.strict import strict_json
 
@@ -72,18 +73,12 @@ class ChatCompletionRequest(BaseModel):
     imad: ImadOptions | None = None
 
 
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number (strict JSON has no NaN or Infinity)")
-
-
 def parse_chat_request(body: bytes) -> ChatCompletionRequest:
     """The request in `body`, or ServeError 400 saying which field is wrong and why."""
     try:
-        payload = json.loads(body, parse_constant=_refuse_constant)
-    except RecursionError:
-        raise ServeError(400, "the request body is not valid JSON: it is nested too deeply",
-                         code="invalid_json") from None
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, a 5,000-digit integer, NaN
+        # the size limit is limits.py's; lone surrogates are refused per field (invalid_question)
+        payload = loads_untrusted(body, max_bytes=max(len(body), 1), check_strings=False)
+    except UntrustedJSONError as error:
         raise ServeError(400, f"the request body is not valid JSON: {error}", code="invalid_json") from None
     if not isinstance(payload, dict):
         raise ServeError(400, f"the request body must be a JSON object, got {type(payload).__name__}",

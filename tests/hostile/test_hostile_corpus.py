@@ -65,7 +65,7 @@ CORPUS_CASES: list[tuple[str, bytes, str | int]] = [
     ("blank-lines", b"\n" + R0 + b"\n\n" + R1, 2),
     ("empty-file", b"", 0),
     ("nul-line", R0 + b"\x00\x00\n" + R1, "c.jsonl:2: not valid JSON"),
-    ("deeply-nested", R0 + b"[" * 100_000 + b"]" * 100_000 + b"\n", "c.jsonl:2: not readable JSON"),
+    ("deeply-nested", R0 + b"[" * 100_000 + b"]" * 100_000 + b"\n", "c.jsonl:2: not valid JSON"),
     ("schema-2", R0 + jline(record("q1", schema=2)), "c.jsonl:2: corpus schema 2"),
     ("schema-missing", jline({k: v for k, v in record().items() if k != "schema"}),
      "c.jsonl:1: corpus schema None"),

@@ -13,12 +13,12 @@ write one), CRLF line ends, and blank lines (skipped).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from imad.errors import DatasetError
+from imad.jsonio import DEFAULT_MAX_LINES_BYTES, UntrustedJSONError, loads_untrusted, read_regular_file
 
 BYTE_ORDER_MARK = b"\xef\xbb\xbf"
 
@@ -39,7 +39,12 @@ def iter_json_objects(path: Path, *, allow_torn_tail: bool = False
     being an error (a write cut off by a crash; see `training.corpus_store`).
     """
     check_is_file(path, "file")
-    data = path.read_bytes()
+    try:
+        data = read_regular_file(path, max_bytes=DEFAULT_MAX_LINES_BYTES)
+    except UntrustedJSONError as error:
+        raise DatasetError(f"{path}: {error}") from error
+    except OSError as error:
+        raise DatasetError(f"cannot read {path}: {error.strerror or error}") from error
     if data.startswith(BYTE_ORDER_MARK):
         data = data[len(BYTE_ORDER_MARK):]
     lines = data.split(b"\n")
@@ -63,11 +68,10 @@ def decode_json_object(raw: bytes) -> dict[str, Any]:
         raise DatasetError(f"not UTF-8 (byte {raw[error.start]:#04x} at column {error.start + 1}); "
                            "convert the file to UTF-8") from error
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise DatasetError(f"not valid JSON ({error.msg} at column {error.colno})") from error
-    except (ValueError, RecursionError) as error:  # a 5,000-digit number; 100,000 nested [
-        raise DatasetError(f"not readable JSON ({type(error).__name__}: {error})") from error
+        value = loads_untrusted(text, max_bytes=max(len(raw), 1), allow_nan=True,
+                                check_strings=False)
+    except UntrustedJSONError as error:  # not JSON, a 5,000-digit number, 100,000 nested [, NaN
+        raise DatasetError(f"not valid JSON ({error})") from error
     if not isinstance(value, dict):
         raise DatasetError(f"a JSON {json_type(value)} where a JSON object {{…}} was expected")
     return value
