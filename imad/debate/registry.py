@@ -17,6 +17,11 @@ BACKENDS: dict[str, tuple[type[AgentConfig], type[DebateBackend]]] = {
 }
 
 
+def config_class_of(name: str) -> type[AgentConfig]:
+    """The config class of back-end `name` (ConfigError naming the known back-ends)."""
+    return _entry(name)[0]
+
+
 def make_config(name: str, **fields: Any) -> AgentConfig:
     """The config of back-end `name` with `fields` overriding the defaults (validated)."""
     config_class, _ = _entry(name)
