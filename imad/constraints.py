@@ -79,16 +79,23 @@ Allowed = Union[Constraint, None, tuple[Union[Constraint, None], ...]]
 Constraints = Mapping[str, Allowed]
 
 
+def _number(x: float) -> str:
+    """A bound as people write it: 86400, 0.5, 1e-06 (never 1e+06 for a million)."""
+    if isinstance(x, int) or (x.is_integer() and abs(x) < 1e15):
+        return str(int(x))
+    return f"{x:g}"
+
+
 def _bounds(low: float | None, high: float | None, closed: str) -> str:
     if low is None and high is None:
         return ""
     if high is None:
-        return f" {'>=' if closed in ('both', 'left') else '>'} {low:g}"
+        return f" {'>=' if closed in ('both', 'left') else '>'} {_number(low)}"
     if low is None:
-        return f" {'<=' if closed in ('both', 'right') else '<'} {high:g}"
+        return f" {'<=' if closed in ('both', 'right') else '<'} {_number(high)}"
     left = "[" if closed in ("both", "left") else "("
     right = "]" if closed in ("both", "right") else ")"
-    return f" in {left}{low:g}, {high:g}{right}"
+    return f" in {left}{_number(low)}, {_number(high)}{right}"
 
 
 @dataclass(frozen=True)
