@@ -228,14 +228,14 @@ class Text(Constraint):
 
 @dataclass(frozen=True)
 class Texts(Constraint):
-    """A list or tuple of `item` strings (one str counts as a list of one), at most `max_items`,
-    at least one unless `empty`; stored as a tuple."""
+    """A list or tuple of values each allowed by `item` (one str counts as a list of one), at
+    most `max_items`, at least one unless `empty`; stored as a tuple. As text: comma-separated."""
 
-    item: Text = Text()
+    item: Constraint = Text()
     max_items: int = 1_000
     empty: bool = False
 
-    def admit(self, value: Any) -> tuple[str, ...]:
+    def admit(self, value: Any) -> tuple[Any, ...]:
         if isinstance(value, (str, os.PathLike)):
             value = (value,)
         if not isinstance(value, (list, tuple)) or len(value) > self.max_items:
@@ -244,8 +244,8 @@ class Texts(Constraint):
             raise Refused
         return tuple(self.item.admit(item) for item in value)
 
-    def parse(self, text: str) -> tuple[str, ...]:
-        return tuple(part.strip() for part in text.split(",") if part.strip())
+    def parse(self, text: str) -> tuple[Any, ...]:
+        return tuple(self.item.parse(part) for part in text.split(",") if part.strip())
 
     def __str__(self) -> str:
         least = "0" if self.empty else "1"
