@@ -68,3 +68,4 @@ def flag_error(error: ConfigError) -> ConfigError:
     if flag is None:
         return error
     return ConfigError(flag, str(error).removeprefix(f"{error.field}: "))
+
