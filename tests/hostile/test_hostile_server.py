@@ -131,6 +131,10 @@ BODIES = [
     # the choices count towards --max-question-chars (issue 24): refused before the context check
     ("26 choices of 9,000 characters", long_choices(26, 9000), 413, "question_too_long",
      "messages.0.content"),
+    ("repeated choices", request_json(imad={"choices": ["apple", "apple "]}), 400,
+     "invalid_question", "imad"),
+    ("choices on a numeric question", request_json(imad={"choices": ["1", "2"], "task_type": "numeric"}),
+     400, "invalid_question", "imad"),
 ]
 
 
