@@ -2,47 +2,19 @@
 
 Every flag that sets a config field from text uses it (`imad debate --set`, the `--llm SPEC`
 options after `?`, `python -m training.evaluate --backend-option`), so the same text gives the
-same value everywhere:
-
-- `true` / `false` (any case) → bool; `none` / `null` → None;
-- an int (`3`, `-2`, `1_000`), else a float (`0.5`, `1e-3`);
-- `[…]` or `{…}` → the JSON list or object; `"…"` → the JSON string inside (to keep `"0"` text);
-- anything else → the text itself (`hard`, `False!`).
-
-A bracket or quote that is not valid JSON raises `ConfigError` naming the key rather than
-silently becoming text.
+same value everywhere. The text is converted by the field's row in its config's constraints
+table (`imad.constraints.parse_text`), never guessed: `n_agents=3` is an int because n_agents
+is one, `api_key=123` stays the string "123", `show_influence=maybe` and `n_agents=abc` are
+refused with the allowed values named. `none` / `null` mean None where a field allows None.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
+from imad.constraints import parse_settings
 from imad.errors import ConfigError
-
-_WORDS: dict[str, Any] = {"true": True, "false": False, "none": None, "null": None}
-_JSON_OPENERS = ("[", "{", '"')
-
-
-def parse_value(raw: str, key: str) -> Any:
-    """The typed value of one setting's text (see the module docstring); `key` names it in errors."""
-    text = raw.strip()
-    if text.lower() in _WORDS:
-        return _WORDS[text.lower()]
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    if text.startswith(_JSON_OPENERS):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ConfigError(key, f"{text!r} starts like JSON but is not valid JSON "
-                              f"({error.msg}); write a list as [1, 2] and text as plain words "
-                              "or a JSON string") from error
-    return text
 
 
 def split_assignment(item: str, flag: str, example: str) -> tuple[str, str]:
@@ -53,10 +25,17 @@ def split_assignment(item: str, flag: str, example: str) -> tuple[str, str]:
     return key.strip(), raw
 
 
-def parse_assignments(items: Iterable[str], flag: str, example: str) -> dict[str, Any]:
-    """`["n_agents=3", "show_influence=false"]` → {"n_agents": 3, "show_influence": False}."""
-    fields: dict[str, Any] = {}
+def parse_assignments(items: Iterable[str], flag: str, example: str) -> dict[str, str]:
+    """`["n_agents=3", "eta=x", "n_agents=4"]` → {"n_agents": "4", "eta": "x"} (texts; last wins)."""
+    texts: dict[str, str] = {}
     for item in items:
         key, raw = split_assignment(item, flag, example)
-        fields[key] = parse_value(raw, f"{flag} {key}")
-    return fields
+        texts[key] = raw
+    return texts
+
+
+def typed_assignments(config_class: type, items: Iterable[str], flag: str,
+                      example: str) -> dict[str, Any]:
+    """`KEY=VALUE` items as the checked field values of `config_class`; errors name `flag KEY`."""
+    return parse_settings(config_class, parse_assignments(items, flag, example),
+                          label=lambda key: f"{flag} {key}")

@@ -15,7 +15,8 @@ from imad.errors import InvalidQuestionError
 from imad.text import first_lone_surrogate
 
 MAX_QUESTION_CHARS = 20_000
-"""Longest question (plus context) accepted; longer text would overflow small models' contexts."""
+"""Longest question accepted, counting everything sent: the text, the context and the choices;
+longer would overflow small models' contexts."""
 
 
 class TaskType(str, Enum):
@@ -52,12 +53,19 @@ class Question:
             raise InvalidQuestionError("the question text and context must be strings")
         if not self.text or not self.text.strip():
             raise InvalidQuestionError("the question text is empty")
-        size = len(self.text) + len(self.context)
+        if not all(isinstance(c, str) for c in self.choices):
+            raise InvalidQuestionError("every choice must be a string")
+        size = question_chars(self.text, self.context, self.choices)
         if size > MAX_QUESTION_CHARS:
             raise InvalidQuestionError(
-                f"question plus context is {size:,} characters; the limit is {MAX_QUESTION_CHARS:,}"
-                " — shorten the context or summarise it first"
+                f"the question with its context and choices is {size:,} characters; the limit "
+                f"is {MAX_QUESTION_CHARS:,} — shorten the context or summarise it first"
             )
+        if self.choices and self.task_type in (TaskType.NUMERIC, TaskType.YES_NO_MAYBE):
+            raise InvalidQuestionError(
+                f"a {self.task_type.value} question takes no choices (its answers are "
+                f"{'numbers' if self.task_type is TaskType.NUMERIC else 'yes, no or maybe'}); "
+                "drop the choices or use multiple_choice")
         if self.task_type is TaskType.MULTIPLE_CHOICE:
             if len(self.choices) < 2:
                 raise InvalidQuestionError("a multiple-choice question needs at least 2 choices")
@@ -106,6 +114,25 @@ class Question:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         known["choices"] = tuple(known.get("choices") or ())
         return cls(**known)
+
+
+def question_chars(text: str, context: str, choices: tuple[str, ...] | list[str]) -> int:
+    """Characters a question sends to the model: its text, its context and every choice."""
+    return len(text) + len(context) + sum(len(choice) for choice in choices)
+
+
+def refuse_repeated_choices(choices: tuple[str, ...] | list[str]) -> None:
+    """InvalidQuestionError when a choice repeats an earlier one (surrounding space ignored).
+
+    Checked where a user's question enters (`imad ask`/`debate`, `imad serve`), not in
+    `Question` itself: published benchmarks (MMLU, BBH) hold a few such rows, and evaluation
+    must read them as they are."""
+    seen: set[str] = set()
+    for choice in choices:
+        if choice.strip() in seen:
+            raise InvalidQuestionError(f"the choice {choice!r} is given twice; each option must "
+                                       "differ, or its letter would not say which one is meant")
+        seen.add(choice.strip())
 
 
 def infer_task_type(choices: tuple[str, ...] | list[str]) -> TaskType:

@@ -1,44 +1,16 @@
-"""The one KEY=VALUE reader (`imad.keyvalue`), alone and through every flag that uses it."""
+"""The one KEY=VALUE reader (`imad.keyvalue`), alone and through every flag that uses it.
+
+Values are typed by the field's row in its constraints table (issue 24), not guessed."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-import imad.llm.spec as spec_module
 from imad.cli.debate import parse_overrides
 from imad.errors import ConfigError
-from imad.keyvalue import parse_assignments, parse_value, split_assignment
-from imad.llm.scripted import ScriptedChat
+from imad.keyvalue import parse_assignments, split_assignment
 from imad.llm.spec import chat_model_from_spec
 from training.evaluate import parse_backend_options
-
-
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("true", True), ("True", True), ("TRUE", True), ("false", False), ("False", False),
-    ("none", None), ("None", None), ("null", None),
-    ("0", 0), ("3", 3), ("-2", -2), (" 7 ", 7), ("1_000", 1000),
-    ("0.5", 0.5), ("1e-3", 0.001), ("-2.25", -2.25),
-    ("[1, 2]", [1, 2]), ('["a", true]', ["a", True]), ('{"x": 1}', {"x": 1}),
-    ('"0"', "0"), ('"text"', "text"), ('"false"', "false"),
-    ("text", "text"), ("hard", "hard"), ("False!", "False!"), ("", ""),
-    ("http://h:8/v1", "http://h:8/v1"),
-])
-def test_parse_value_table(raw, expected):
-    value = parse_value(raw, "key")
-    assert value == expected and type(value) is type(expected)
-
-
-def test_nan_is_a_float_for_the_config_to_reject():
-    assert math.isnan(parse_value("nan", "eta"))
-
-
-@pytest.mark.parametrize("raw", ["[1, 2", "{x: 1}", '"unterminated', "[true,]"])
-def test_broken_json_is_an_error_naming_the_key(raw):
-    with pytest.raises(ConfigError, match="^--set n_agents: ") as caught:
-        parse_value(raw, "--set n_agents")
-    assert caught.value.field == "--set n_agents"
 
 
 @pytest.mark.parametrize("item", ["nonsense", "=3", " =3"])
@@ -47,52 +19,71 @@ def test_an_assignment_needs_a_key_and_an_equals_sign(item):
         split_assignment(item, "--set", "n_agents=3")
 
 
-def test_parse_assignments_keeps_the_last_of_a_repeated_key():
-    assert parse_assignments(["a=1", "b = x", "a=false"], "--set", "a=1") == {"a": False, "b": "x"}
+def test_parse_assignments_keeps_the_last_of_a_repeated_key_as_text():
+    assert parse_assignments(["a=1", "b = x", "a=false"], "--set", "a=1") == {"a": "false", "b": " x"}
 
 
-# --- the same text gives the same value through every KEY=VALUE flag ---------------------------
-
-TEXTS = {"False": False, "false": False, "0": 0, "text": "text", "none": None, "0.25": 0.25}
-
-
-def _through_set(raw: str) -> object:
-    return parse_overrides([f"show_influence={raw}"])["show_influence"]
-
-
-def _through_backend_option(raw: str) -> object:
-    return parse_backend_options([f"acemad.show_influence={raw}"])["acemad"]["show_influence"]
+@pytest.mark.parametrize(("field", "raw", "expected"), [
+    ("show_influence", "true", True), ("show_influence", "False", False),
+    ("n_agents", "3", 3), ("n_agents", " 7 ", 7), ("n_agents", "1_0", 10),
+    ("eta", "0.5", 0.5), ("eta", "1e-3", 0.001), ("eta", "2", 2.0),
+    ("aggregation", "hard", "hard"),
+])
+def test_set_reads_each_field_by_its_type(field, raw, expected):
+    value = parse_overrides([f"{field}={raw}"])[field]
+    assert value == expected and type(value) is type(expected)
 
 
-def _through_llm_spec(raw: str, monkeypatch: pytest.MonkeyPatch) -> object:
-    seen: dict[str, object] = {}
-
-    def build(target: str, options: dict[str, object]) -> ScriptedChat:
-        seen.update(options)
-        return ScriptedChat(lambda request: "")
-
-    monkeypatch.setitem(spec_module.BACKENDS, "fake", build)
-    chat_model_from_spec(f"fake:x?flag={raw}")
-    return seen["flag"]
-
-
-@pytest.mark.parametrize(("raw", "expected"), list(TEXTS.items()))
-def test_every_key_value_flag_reads_the_same_value(raw, expected, monkeypatch):
-    values = [_through_set(raw), _through_backend_option(raw), _through_llm_spec(raw, monkeypatch)]
-    assert values == [expected] * 3
-    assert all(type(v) is type(expected) for v in values)
+@pytest.mark.parametrize(("field", "raw"), [
+    ("n_agents", "abc"), ("n_agents", "2.5"), ("n_agents", "3.0"), ("n_agents", "١٢"),
+    ("n_agents", "none"), ("n_agents", "[]"), ("n_agents", "1e400"), ("n_agents", "inf"),
+    ("show_influence", "maybe"), ("show_influence", "1"), ("top_logprobs", "5.5"),
+    ("eta", "nan"), ("eta", "inf"), ("eta", "1e308"), ("aggregation", "Hard"),
+])
+def test_set_refuses_text_its_field_does_not_allow(field, raw):
+    with pytest.raises(ConfigError, match=f"^--set {field}: must be ") as caught:
+        parse_overrides([f"{field}={raw}"])
+    assert repr(raw)[:20] in str(caught.value)
 
 
-def test_backend_option_false_is_false_not_the_truthy_string():
-    # Read as JSON, "False" stayed the string "False" and switched the option on.
-    assert parse_backend_options(["acemad.show_influence=False"]) == {
-        "acemad": {"show_influence": False}}
+def test_set_names_an_unknown_field_and_the_known_ones():
+    with pytest.raises(ConfigError, match="^--set n_agent: unknown setting of AceMADConfig; known: "):
+        parse_overrides(["n_agent=3"])
+
+
+def test_set_is_typed_by_the_chosen_backend():
+    assert parse_overrides(["n_samples=4"], "self_consistency") == {"n_samples": 4}
+    with pytest.raises(ConfigError, match="^--set n_samples: unknown setting of AceMADConfig"):
+        parse_overrides(["n_samples=4"])
+
+
+def test_the_same_text_gives_the_same_value_through_set_and_backend_option():
+    for raw, expected in (("False", False), ("true", True)):
+        assert parse_overrides([f"show_influence={raw}"]) == {"show_influence": expected}
+        assert parse_backend_options([f"acemad.show_influence={raw}"]) == {
+            "acemad": {"show_influence": expected}}
+
+
+def test_llm_options_are_typed_by_the_backend_class():
+    model = chat_model_from_spec("openai:m@http://127.0.0.1:9/v1?api_key=123&max_retries=0"
+                                 "&context_window=none&supports_logprobs=false")
+    assert (model.api_key, model.max_retries, model.context_window, model.supports_logprobs) == (
+        "123", 0, None, False)
+
+
+@pytest.mark.parametrize("option", ["timeout=1e308", "max_retries=1000000000", "max_retries=1.5",
+                                    "context_window=0", "structured_output=xml",
+                                    "extra_headers=%5B%5B%5B%5B%5B%5B%5B%5B%5B1%5D%5D%5D%5D%5D%5D%5D%5D%5D"])
+def test_llm_options_out_of_their_row_are_config_errors(option):
+    key = option.split("=")[0]
+    with pytest.raises(ConfigError, match=f"^--llm option {key}: must be "):
+        chat_model_from_spec(f"openai:m@http://127.0.0.1:9/v1?{option}")
 
 
 def test_flag_errors_name_the_flag_and_key():
-    with pytest.raises(ConfigError, match=r"^--backend-option acemad\.eta: "):
+    with pytest.raises(ConfigError, match=r"^--backend-option acemad\.eta: must be "):
         parse_backend_options(["acemad.eta=[1,"])
     with pytest.raises(ConfigError, match="^--backend-option: write BACKEND.FIELD=VALUE"):
         parse_backend_options(["eta=1"])
-    with pytest.raises(ConfigError, match=r"^--set eta: "):
-        parse_overrides(["eta={"])
+    with pytest.raises(ConfigError, match="^--backend-option nope.eta: unknown debate back-end|^backend: "):
+        parse_backend_options(["nope.eta=1"])

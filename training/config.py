@@ -13,17 +13,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import features
 from imad.cli.entry import EXIT_STATUS_HELP
+from imad.constraints import (
+    MAX_SEED,
+    MAX_THREADS,
+    Boolean,
+    Constraints,
+    Integer,
+    Options,
+    Real,
+    Text,
+    Texts,
+    check_fields,
+)
 from imad.errors import ConfigError
-from imad.router.model import RouterNetConfig
+from imad.router.model import MAX_DEPTH, MAX_WIDTH, RouterNetConfig
 from training.entry_args import add_debug_flag
 from training.loss import LOSSES, FocusCalConfig
 
@@ -85,60 +96,55 @@ class FitConfig:
     feature_schema: int = features.FEATURE_SCHEMA_VERSION
     """Feature schema the router is trained on and records (`features.SCHEMA_VERSIONS`)."""
 
+    constraints: ClassVar[Constraints] = {
+        "corpus": Texts(Text(path=True)),
+        "output": Text(path=True),
+        "run_dir": Text(path=True),
+        "export": Boolean(),
+        "seed": Integer(0, MAX_SEED),
+        "split_seed": Integer(0, MAX_SEED),
+        "validation_fraction": Real(0.0, 1.0, closed="neither"),
+        "epochs": Integer(1, 100_000),
+        "batch_size": Integer(1, 1_048_576),
+        "learning_rate": Real(0.0, 10.0, closed="right"),
+        "width": Integer(1, MAX_WIDTH),
+        "depth": Integer(1, MAX_DEPTH),
+        "dropout": Real(0.0, 1.0, closed="left"),
+        "confidence_clip": Real(0.0, 0.5, closed="neither"),
+        "loss": Options(*sorted(LOSSES)),
+        "alpha0": Real(0.0, 1_000.0),
+        "alpha1": Real(0.0, 1_000.0),
+        "class_balanced_alpha": Boolean(),
+        "gamma": Real(0.0, 100.0),
+        "tau": Real(0.0, 1.0),
+        "lambda_cp": Real(0.0, 1_000.0),
+        "mu_ece": Real(0.0, 1_000.0),
+        "ece_bins": Integer(1, 1_000),
+        "select_epoch": Options(*SELECTIONS),
+        "early_stopping": Boolean(),
+        "patience": Integer(1, 100_000),
+        "accelerator": Text(max_chars=64),
+        "devices": Text(max_chars=64),
+        "strategy": Text(max_chars=256),
+        "num_workers": Integer(0, MAX_THREADS),
+        "threads": Integer(0, MAX_THREADS),
+        "progress_bar": Boolean(),
+        "feature_cache": (None, Text(path=True)),
+        "feature_schema": Integer(min(features.SCHEMA_VERSIONS), max(features.SCHEMA_VERSIONS)),
+    }
+    """Each field's type and bounds (`imad.constraints`), checked with the flag in each error."""
+
     def __post_init__(self) -> None:
-        if isinstance(self.corpus, str):
-            object.__setattr__(self, "corpus", (self.corpus,))
-        if not isinstance(self.corpus, (list, tuple)):
-            self._fail("corpus", f"must be a path or a list of paths, got {self.corpus!r}")
-        object.__setattr__(self, "corpus", tuple(str(p) for p in self.corpus))
-        self._check_types()
-        if not self.corpus:
-            self._fail("corpus", "needs at least one corpus file or directory")
-        for name in ("epochs", "batch_size", "width", "depth", "ece_bins", "patience"):
-            if getattr(self, name) < 1:
-                self._fail(name, f"must be ≥ 1, got {getattr(self, name)}")
-        for name in ("num_workers", "threads"):
-            if getattr(self, name) < 0:
-                self._fail(name, f"must be ≥ 0, got {getattr(self, name)}")
-        if not 0.0 < self.validation_fraction < 1.0:
-            self._fail("validation_fraction", f"must be in (0, 1), got {self.validation_fraction}")
-        if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
-            self._fail("learning_rate", f"must be > 0, got {self.learning_rate}")
+        check_fields(self, label=lambda name: f"{name} ({flag(name)})")
         if self.feature_schema not in features.SCHEMA_VERSIONS:
             self._fail("feature_schema", f"unknown feature schema {self.feature_schema}; "
                        f"choose one of {list(features.SCHEMA_VERSIONS)}")
-        if self.loss not in LOSSES:
-            self._fail("loss", f"unknown loss {self.loss!r}; choose one of {sorted(LOSSES)}")
-        if self.select_epoch not in SELECTIONS:
-            self._fail("select_epoch", f"must be one of {SELECTIONS}, got {self.select_epoch!r}")
         if self.class_balanced_alpha and (self.alpha0, self.alpha1) != (2.0, 1.0):
             self._fail(
                 "class_balanced_alpha",
                 "computes α0/α1 from the class counts; do not also set --alpha0/--alpha1",
             )
-        for name in ("accelerator", "devices", "strategy", "output", "run_dir"):
-            if not getattr(self, name):
-                self._fail(name, "must not be empty")
         _ = (self.net_config, self.loss_config)  # building them validates those fields
-
-    def _check_types(self) -> None:
-        for item in fields(self):
-            value = getattr(self, item.name)
-            expected = {"int": int, "float": (int, float), "bool": bool, "str": str}.get(
-                str(item.type)
-            )
-            if item.name == "feature_cache":
-                if value is not None and not isinstance(value, str):
-                    self._fail(item.name, f"must be a path or null, got {value!r}")
-                continue
-            if expected is None:
-                continue
-            if isinstance(value, bool) and expected is not bool:
-                self._fail(item.name, f"must be {item.type}, got {value!r}")
-            if not isinstance(value, expected):
-                self._fail(item.name, f"must be {item.type}, got {value!r}")
-            if expected == (int, float):
-                object.__setattr__(self, item.name, float(value))
 
     def _fail(self, name: str, message: str) -> None:
         raise ConfigError(f"{name} ({flag(name)})", message)

@@ -38,8 +38,9 @@ from typing import Any
 from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.critique.call import SelfCritique
 from imad.critique.prompts import PROMPT_VERSION
+from imad.constraints import parse_settings
 from imad.errors import ConfigError, DatasetError
-from imad.keyvalue import parse_value, split_assignment
+from imad.keyvalue import split_assignment
 from imad.llm.types import ChatModel
 from imad.router import DEFAULT_CHECKPOINT, Router
 from training.baselines import BASELINES, LogisticBaseline, fit_logistic_baseline
@@ -246,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     e2e.add_argument("--backend-option", dest="backend_option", action="append", default=None,
                      metavar="BACKEND.FIELD=VALUE",
                      help="override a debate back-end's config, e.g. mad.n_agents=2 or "
-                          "acemad.n_rounds=2 (JSON values); repeatable")
+                          "acemad.n_rounds=2 (read by the field's type); repeatable")
     return parser
 
 
@@ -281,7 +282,10 @@ def config_from_args(argv: Sequence[str] | None = None
 def parse_backend_options(items: Sequence[str]) -> dict[str, dict[str, object]]:
     """`["mad.n_agents=2", "down.theta=0.5"]` → {"down": {"theta": 0.5}, "mad": {"n_agents": 2}}.
 
-    Values are read by `imad.keyvalue`, as `imad debate --set` reads them."""
+    Each text is read by the field's row in that back-end's constraints table, as `imad debate
+    --set` reads it; an unknown back-end or field is a ConfigError naming the option."""
+    from imad.debate.registry import config_class_of
+
     example = "mad.n_agents=2"
     options: dict[str, dict[str, object]] = {}
     for item in items:
@@ -290,7 +294,9 @@ def parse_backend_options(items: Sequence[str]) -> dict[str, dict[str, object]]:
         if not (dot and backend and name):
             raise ConfigError("--backend-option", f"write BACKEND.FIELD=VALUE, e.g. "
                               f"{example}; got {item!r}")
-        options.setdefault(backend, {})[name] = parse_value(value, f"--backend-option {target}")
+        typed = parse_settings(config_class_of(backend), {name: value},
+                               label=lambda _: f"--backend-option {target}")
+        options.setdefault(backend, {}).update(typed)
     return options
 
 

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from imad.errors import ConfigError
-from imad.question import Question, TaskType, infer_task_type
+from imad.question import Question, TaskType, infer_task_type, refuse_repeated_choices
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
 
 DEFAULT_LLM = "local"
@@ -31,6 +31,7 @@ def add_question_arguments(parser: argparse.ArgumentParser) -> None:
 
 def question_from_args(args: argparse.Namespace) -> Question:
     task_type = TaskType(args.task_type) if args.task_type else infer_task_type(args.choices)
+    refuse_repeated_choices(args.choices)
     return Question(text=args.question, task_type=task_type, choices=tuple(args.choices),
                     context=args.context, id="cli")
 
@@ -67,3 +68,4 @@ def flag_error(error: ConfigError) -> ConfigError:
     if flag is None:
         return error
     return ConfigError(flag, str(error).removeprefix(f"{error.field}: "))
+

@@ -4,17 +4,23 @@
     imad debate "…" --choices … --backend svrmad --set n_agents=4 --set accept_threshold=0.8 --json
 
 `--set FIELD=VALUE` overrides a field of the back-end's config (see `imad.debate`); values are
-read by `imad.keyvalue` (true/false, none, numbers, JSON lists, else text), as every KEY=VALUE
-flag is. The model is loaded only when the command runs.
+read by `imad.keyvalue` by the field's declared type, as every KEY=VALUE flag is, and checked
+before the model is built. The model is loaded only when the command runs. A run that gives no
+answer prints its report, then ends with `error:` and exit status 3 (`NoAnswerError`).
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imad.cli.common import add_question_arguments, print_json, question_from_args
-from imad.keyvalue import parse_assignments
+from imad.errors import NoAnswerError
+from imad.keyvalue import typed_assignments
+
+if TYPE_CHECKING:
+    from imad.debate.result import DebateResult
+    from imad.question import Question
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,9 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --json, leave the per-call trace out")
 
 
-def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """`["n_agents=3", "eta=0.5", "show_influence=false"]` → typed keyword arguments."""
-    return parse_assignments(items, "--set", "n_agents=3")
+def parse_overrides(items: list[str], backend: str = "acemad") -> dict[str, Any]:
+    """`["n_agents=3", "eta=0.5", "show_influence=false"]` → the typed fields of `backend`'s config."""
+    from imad.debate.registry import config_class_of
+
+    return typed_assignments(config_class_of(backend), items, "--set", "n_agents=3")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,12 +47,21 @@ def run(args: argparse.Namespace) -> int:
     from imad.llm.spec import chat_model_from_spec
 
     question = question_from_args(args)
-    backend = create_backend(args.backend, chat_model_from_spec(args.llm),
-                             **parse_overrides(args.overrides))
+    overrides = parse_overrides(args.overrides, args.backend)
+    backend = create_backend(args.backend, chat_model_from_spec(args.llm), **overrides)
     result = backend.run(question)
     if args.json:
         print_json(result.to_dict(include_trace=not args.no_trace))
-        return 0 if result.final_answer else 3
+    else:
+        print_text(result, question)
+    if not result.final_answer:
+        raise NoAnswerError(f"the {args.backend} debate produced no answer (stopped: "
+                            f"{result.stop_reason}; flags: {', '.join(result.flags) or 'none'})")
+    return 0
+
+
+def print_text(result: DebateResult, question: Question) -> None:
+    """The human-readable report of one debate."""
     answer = result.final_answer or "(none)"
     if result.final_answer in question.option_letters:
         answer += f". {question.choices[question.option_letters.index(result.final_answer)]}"
@@ -56,4 +73,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"round {index}: " + ", ".join(f"{agent}={a or '?'}" for agent, a in answers.items()))
     if result.flags:
         print("flags: " + ", ".join(result.flags))
-    return 0 if result.final_answer else 3

@@ -5,7 +5,9 @@ a typed error (`ImadError`) prints `error: <message>` on stderr, with no traceba
 non-zero — 2 when the user's input was unusable (a bad flag, value or question), 3 when the run
 failed (no answer, a failed call, a bad file). `--debug` or `IMAD_DEBUG=1` re-raises instead,
 so the traceback shows. An error that is not typed is a bug: it still prints one line and
-exits 3, and asks for `--debug` to see where it came from.
+exits 3, and asks for `--debug` to see where it came from. A reader that closes the pipe early
+(`imad ask … --json | head -c 10`) ends the command quietly with 141 (128 + SIGPIPE), as a
+shell tool killed by SIGPIPE does.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ EXIT_USAGE = 2
 EXIT_FAILED = 3
 """The run failed: no answer was produced, a call or a file failed."""
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+"""stdout's reader went away (`| head`): nothing is wrong with the run, and nothing is printed."""
 
 EXIT_STATUS_HELP = (
     "exit status: 0 success; 2 usage error (bad flag, value or question); 3 failed run (no "
@@ -53,7 +57,12 @@ def run_entry_point(prog: str, run: Callable[[], int | None], *, debug: bool = F
     `prog` names the command in each message ("imad ask", "python -m training.fit").
     """
     try:
-        return int(run() or EXIT_OK)
+        status = int(run() or EXIT_OK)
+        sys.stdout.flush()  # inside the try: a closed pipe fails here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        _detach_stdout()
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -68,3 +77,14 @@ def run_entry_point(prog: str, run: Callable[[], int | None], *, debug: bool = F
         print(f"{prog}: error: unexpected {type(error).__name__}: {error} (this is a bug in "
               "imad; rerun with --debug for the traceback)", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail on the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (pytest's capture)
+        pass
+    finally:
+        os.close(devnull)

@@ -6,14 +6,23 @@ import argparse
 import ipaddress
 import logging
 import os
+from typing import Any
 
 from imad.cli.common import DEFAULT_LLM, add_routing_arguments, flag_error
+from imad.constraints import parse_text, table_of
 from imad.errors import ConfigError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
 from imad.serve.model_names import SERVE_BACKENDS
 from imad.serve.settings import ServeSettings
 
 _DEFAULTS = ServeSettings()
+
+
+def _from_flag(value: Any, field: str, flag: str) -> Any:
+    """A flag's text read by the ServeSettings row of `field` (a default passes as it is), so
+    `--max-concurrency ١٢` or `--request-timeout 1e308` is one `error:` line naming the allowed
+    values (argparse's own `int` takes any Unicode digits)."""
+    return parse_text(value, table_of(ServeSettings)[field], flag) if isinstance(value, str) else value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,17 +42,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-key-env", default=None, metavar="VAR",
                         help="require 'Authorization: Bearer <key>' with the key read from this "
                              "environment variable (default: no auth)")
-    parser.add_argument("--max-concurrency", type=int, default=_DEFAULTS.max_concurrency,
+    parser.add_argument("--max-concurrency", default=_DEFAULTS.max_concurrency,
                         help="pipelines running at once; more get 429 (default: %(default)s)")
-    parser.add_argument("--request-timeout", type=float, default=_DEFAULTS.request_timeout_s,
+    parser.add_argument("--request-timeout", default=_DEFAULTS.request_timeout_s,
                         metavar="SECONDS", help="504 after this long (default: %(default)s)")
-    parser.add_argument("--max-request-bytes", type=int, default=_DEFAULTS.max_request_bytes,
+    parser.add_argument("--max-request-bytes", default=_DEFAULTS.max_request_bytes,
                         help="largest request body (default: %(default)s)")
-    parser.add_argument("--max-question-chars", type=int, default=_DEFAULTS.max_question_chars,
-                        help="longest question plus context (default: %(default)s)")
-    parser.add_argument("--retry-after", type=int, default=_DEFAULTS.retry_after_s, metavar="SECONDS",
+    parser.add_argument("--max-question-chars", default=_DEFAULTS.max_question_chars,
+                        help="longest question with its context and choices (default: %(default)s)")
+    parser.add_argument("--retry-after", default=_DEFAULTS.retry_after_s, metavar="SECONDS",
                         help="Retry-After of a 429 (default: %(default)s)")
-    parser.add_argument("--shutdown-timeout", type=float, default=_DEFAULTS.shutdown_timeout_s,
+    parser.add_argument("--shutdown-timeout", default=_DEFAULTS.shutdown_timeout_s,
                         metavar="SECONDS",
                         help="on SIGTERM, how long in-flight requests may finish (default: %(default)s)")
     parser.add_argument("--log-prompts", action="store_true",
@@ -67,11 +76,16 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
     if not 0 <= args.port <= 65535:
         raise ConfigError("--port", f"must be in [0, 65535], got {args.port}")
     return ServeSettings(
-        api_key=api_key_from_env(args.api_key_env), max_request_bytes=args.max_request_bytes,
-        max_question_chars=args.max_question_chars, max_concurrency=args.max_concurrency,
-        request_timeout_s=args.request_timeout, retry_after_s=args.retry_after,
+        api_key=api_key_from_env(args.api_key_env),
+        max_request_bytes=_from_flag(args.max_request_bytes, "max_request_bytes", "--max-request-bytes"),
+        max_question_chars=_from_flag(args.max_question_chars, "max_question_chars",
+                                      "--max-question-chars"),
+        max_concurrency=_from_flag(args.max_concurrency, "max_concurrency", "--max-concurrency"),
+        request_timeout_s=_from_flag(args.request_timeout, "request_timeout_s", "--request-timeout"),
+        retry_after_s=_from_flag(args.retry_after, "retry_after_s", "--retry-after"),
         default_backend=args.backend, default_tau=args.tau, log_prompts=args.log_prompts,
-        shutdown_timeout_s=args.shutdown_timeout, target_trigger_rate=args.target_trigger_rate,
+        shutdown_timeout_s=_from_flag(args.shutdown_timeout, "shutdown_timeout_s",
+                                      "--shutdown-timeout"), target_trigger_rate=args.target_trigger_rate,
         budget_window=DEFAULT_BUDGET_WINDOW if args.budget_window is None else args.budget_window,
         ood_policy=args.ood_policy)
 

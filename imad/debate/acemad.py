@@ -36,13 +36,13 @@ mean of the others' scores: its weight is left neutral rather than penalised.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, require
+from imad.constraints import Boolean, Constraints, Integer, Options, Real
+from imad.debate.base import MAX_AGENTS, MAX_ROUNDS, AgentConfig, Debate, DebateBackend, Verdict
 from imad.debate.beliefs import (
     Distribution,
     one_hot,
@@ -100,22 +100,19 @@ class AceMADConfig(AgentConfig):
     show_influence: bool = True
     max_candidates: int = 6
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require(self.n_agents >= 2, "AceMADConfig.n_agents", f"must be >= 2, got {self.n_agents}")
-        require(self.n_rounds >= 1, "AceMADConfig.n_rounds", f"must be >= 1, got {self.n_rounds}")
-        require(self.eta >= 0 and math.isfinite(self.eta), "AceMADConfig.eta",
-                f"must be a finite number >= 0, got {self.eta}")
-        require(self.gamma > 0 and math.isfinite(self.gamma), "AceMADConfig.gamma",
-                f"must be a finite number > 0, got {self.gamma}")
-        require(self.aggregation in ("soft", "hard"), "AceMADConfig.aggregation",
-                f"must be 'soft' or 'hard', got {self.aggregation!r}")
-        require(self.belief_source in ("auto", "json", "logprobs"), "AceMADConfig.belief_source",
-                f"must be 'auto', 'json' or 'logprobs', got {self.belief_source!r}")
-        require(1 <= self.top_logprobs <= 20, "AceMADConfig.top_logprobs",
-                f"must be in [1, 20], got {self.top_logprobs}")
-        require(self.max_candidates >= 2, "AceMADConfig.max_candidates",
-                f"must be >= 2, got {self.max_candidates}")
+    constraints: ClassVar[Constraints] = {
+        "n_agents": Integer(2, MAX_AGENTS),
+        "n_rounds": Integer(1, MAX_ROUNDS),
+        # exp(η·S) with |S| <= 1 is computed stably (peer_prediction); 100 already lets one
+        # round decide, and γ <= 100 keeps the heaviest agent's w^γ >= 64^-100 > 0.
+        "eta": Real(0.0, 100.0),
+        "gamma": Real(0.0, 100.0, closed="right"),
+        "aggregation": Options("soft", "hard"),
+        "belief_source": Options("auto", "json", "logprobs"),
+        "top_logprobs": Integer(1, 20),
+        "show_influence": Boolean(),
+        "max_candidates": Integer(2, 26),  # lettered A–Z
+    }
 
 
 # --- Open questions -------------------------------------------------------------------------

@@ -16,6 +16,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
+from imad.constraints import (
+    MAX_COMPLETION_TOKENS,
+    MAX_SEED,
+    Constraints,
+    Integer,
+    Real,
+    check_fields,
+)
+
 from imad.critique.schema import CritiqueResponse
 from imad.debate.calls import CallRecorder, CallSpec
 from imad.debate.openings import (
@@ -33,8 +42,17 @@ from imad.llm.types import ChatModel, ChatRequest
 from imad.question import Question
 
 
+MAX_AGENTS = 64
+"""Agents (and self-consistency samples) of one debate: papers use 2–10; every agent is a call
+per round, and 10⁹ would exhaust memory naming them before the first call."""
+MAX_ROUNDS = 20
+"""Debate rounds; debates converge in 2–5, and each round costs N calls."""
+MAX_TEXT_CHARS = 20_000
+"""Longest argument or peer excerpt an agent writes or reads (the question limit)."""
+
+
 def require(condition: bool, field: str, message: str) -> None:
-    """Raise ConfigError(field, message) unless `condition` holds."""
+    """Raise ConfigError(field, message) unless `condition` holds (rules across fields)."""
     if not condition:
         raise ConfigError(field, message)
 
@@ -59,15 +77,17 @@ class AgentConfig:
     peer_chars: int = 150
     seed: int = 0
 
+    constraints: ClassVar[Constraints] = {
+        "temperature": Real(0.0, 2.0),
+        "max_tokens": Integer(16, MAX_COMPLETION_TOKENS),
+        "argument_chars": Integer(20, MAX_TEXT_CHARS),
+        "peer_chars": Integer(0, MAX_TEXT_CHARS),
+        "seed": Integer(0, MAX_SEED),
+    }
+    """Each field's type and bounds (`imad.constraints`); subclasses add their own rows."""
+
     def __post_init__(self) -> None:
-        name = type(self).__name__
-        require(0.0 <= self.temperature <= 2.0, f"{name}.temperature",
-                f"must be in [0, 2], got {self.temperature}")
-        require(self.max_tokens >= 16, f"{name}.max_tokens",
-                f"must be >= 16, got {self.max_tokens}")
-        require(self.argument_chars >= 20, f"{name}.argument_chars",
-                f"must be >= 20, got {self.argument_chars}")
-        require(self.peer_chars >= 0, f"{name}.peer_chars", f"must be >= 0, got {self.peer_chars}")
+        check_fields(self)
 
 
 @dataclass

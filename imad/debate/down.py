@@ -12,8 +12,9 @@ trained predictor.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
+from imad.constraints import Constraints, InstanceOf, Options, Real
 from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, require
 from imad.debate.beliefs import option_distribution
 from imad.debate.openings import Opening, seed_from_opening
@@ -35,15 +36,15 @@ class DOWNConfig(AgentConfig):
     debate_backend: str = "mad"
     debate_config: AgentConfig | None = None
 
+    constraints: ClassVar[Constraints] = {
+        "theta": Real(0.0, 1.0),
+        "confidence_source": Options("auto", "verbal", "answer_prob"),
+        "debate_backend": Options(*sorted(PROTOCOLS)),
+        "debate_config": (None, InstanceOf(AgentConfig)),
+    }
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        require(0.0 <= self.theta <= 1.0, "DOWNConfig.theta",
-                f"must be in [0, 1], got {self.theta}")
-        require(self.confidence_source in ("auto", "verbal", "answer_prob"),
-                "DOWNConfig.confidence_source",
-                f"must be 'auto', 'verbal' or 'answer_prob', got {self.confidence_source!r}")
-        require(self.debate_backend in PROTOCOLS, "DOWNConfig.debate_backend",
-                f"must be one of {sorted(PROTOCOLS)}, got {self.debate_backend!r}")
         expected = PROTOCOLS[self.debate_backend][0]
         require(self.debate_config is None or isinstance(self.debate_config, expected),
                 "DOWNConfig.debate_config", f"must be a {expected.__name__} for the "

@@ -11,8 +11,10 @@ If the judge gives no usable answer, the affirmative's last answer stands (flagg
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, require
+from imad.constraints import Constraints, Integer, Real
+from imad.debate.base import MAX_ROUNDS, AgentConfig, Debate, DebateBackend, Verdict
 from imad.debate.calls import CallSpec
 from imad.debate.openings import Opening, parse_opening
 from imad.debate.parsing import parse_answer, parse_json_object
@@ -36,12 +38,10 @@ class LiangConfig(AgentConfig):
     max_rounds: int = 3
     judge_temperature: float = 0.0
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require(self.max_rounds >= 1, "LiangConfig.max_rounds",
-                f"must be >= 1, got {self.max_rounds}")
-        require(0.0 <= self.judge_temperature <= 2.0, "LiangConfig.judge_temperature",
-                f"must be in [0, 2], got {self.judge_temperature}")
+    constraints: ClassVar[Constraints] = {
+        "max_rounds": Integer(1, MAX_ROUNDS),
+        "judge_temperature": Real(0.0, 2.0),
+    }
 
 
 class LiangMAD(DebateBackend[LiangConfig]):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
-from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, require
+from imad.constraints import Constraints, Integer
+from imad.debate.base import MAX_AGENTS, MAX_ROUNDS, AgentConfig, Debate, DebateBackend, Verdict
 from imad.debate.calls import CallSpec
 from imad.debate.openings import Opening, parse_opening
 from imad.debate.prompts import (
@@ -34,10 +36,10 @@ class MADConfig(AgentConfig):
     n_agents: int = 3
     n_rounds: int = 2
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require(self.n_agents >= 2, "MADConfig.n_agents", f"must be >= 2, got {self.n_agents}")
-        require(self.n_rounds >= 1, "MADConfig.n_rounds", f"must be >= 1, got {self.n_rounds}")
+    constraints: ClassVar[Constraints] = {
+        "n_agents": Integer(2, MAX_AGENTS),
+        "n_rounds": Integer(1, MAX_ROUNDS),
+    }
 
 
 def update_prompt(question: Question, me: int, agents: Sequence[str], previous: Sequence[Opening],

@@ -36,18 +36,26 @@ def peer_prediction_scores(beliefs: Sequence[Distribution],
 
 def update_weights(weights: Sequence[float], scores: Sequence[float | None],
                    eta: float) -> tuple[float, ...]:
-    """w_i ← w_i · exp(η S_i), normalised to sum 1. A missing score counts as the round's mean."""
+    """w_i ← w_i · exp(η S_i), normalised to sum 1. A missing score counts as the round's mean.
+
+    Computed as w_i · exp(η S_i − m), m the largest η S_j of an agent with weight (the
+    normalisation cancels it): no exp() overflows for any finite η, and the heaviest-scoring
+    agent keeps a factor of 1, so the total is never 0."""
     known = [s for s in scores if s is not None]
     neutral = sum(known) / len(known) if known else 0.0
-    raised = [w * math.exp(eta * (neutral if s is None else s))
-              for w, s in zip(weights, scores, strict=True)]
+    exponents = [eta * (neutral if s is None else s) for s in scores]
+    top = max((x for w, x in zip(weights, exponents, strict=True) if w > 0), default=0.0)
+    raised = [w * math.exp(x - top) for w, x in zip(weights, exponents, strict=True)]
     total = sum(raised)
     return tuple(w / total for w in raised)
 
 
 def aggregate(weights: Sequence[float], beliefs: Sequence[Distribution], gamma: float,
               answers: Sequence[int | None] | None = None) -> tuple[float, ...]:
-    """Σ_i w_i^γ p_i (soft), or Σ_i w_i^γ one_hot(answer_i) when `answers` is given (hard)."""
+    """Σ_i w_i^γ p_i (soft), or Σ_i w_i^γ one_hot(answer_i) when `answers` is given (hard).
+
+    Stays positive within AceMADConfig's bounds: the heaviest of N <= 64 normalised weights is
+    >= 1/64, and (1/64)^γ for γ <= 100 is ~1e-181, far above float underflow."""
     n_options = len(beliefs[0])
     support = [0.0] * n_options
     for i, weight in enumerate(weights):

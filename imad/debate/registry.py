@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from imad.constraints import settable_fields
 from imad.debate.base import AgentConfig, DebateBackend
 from imad.debate.down import DOWN, DOWNConfig
 from imad.debate.protocols import PROTOCOLS
@@ -17,13 +18,19 @@ BACKENDS: dict[str, tuple[type[AgentConfig], type[DebateBackend]]] = {
 }
 
 
+def config_class_of(name: str) -> type[AgentConfig]:
+    """The config class of back-end `name` (ConfigError naming the known back-ends)."""
+    return _entry(name)[0]
+
+
 def make_config(name: str, **fields: Any) -> AgentConfig:
     """The config of back-end `name` with `fields` overriding the defaults (validated)."""
     config_class, _ = _entry(name)
-    unknown = sorted(set(fields) - set(config_class.__dataclass_fields__))
+    known = settable_fields(config_class)
+    unknown = sorted(set(fields) - set(known))
     if unknown:
         raise ConfigError(f"{config_class.__name__}.{unknown[0]}",
-                          f"unknown field; known: {sorted(config_class.__dataclass_fields__)}")
+                          f"unknown field; known: {sorted(known)}")
     return config_class(**fields)
 
 

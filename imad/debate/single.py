@@ -8,8 +8,18 @@ returns it without a call, and self-consistency counts it as one of its k sample
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, agent_names, require
+from imad.constraints import Constraints, Integer
+from imad.debate.base import (
+    MAX_AGENTS,
+    AgentConfig,
+    Debate,
+    DebateBackend,
+    Verdict,
+    agent_names,
+    require,
+)
 from imad.debate.voting import majority_vote
 
 
@@ -26,10 +36,10 @@ class SelfConsistencyConfig(AgentConfig):
 
     n_samples: int = 5
 
+    constraints: ClassVar[Constraints] = {"n_samples": Integer(1, MAX_AGENTS)}
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        require(self.n_samples >= 1, "SelfConsistencyConfig.n_samples",
-                f"must be >= 1, got {self.n_samples}")
         require(self.n_samples == 1 or self.temperature > 0, "SelfConsistencyConfig.temperature",
                 "must be > 0 when n_samples > 1, or every sample is the same")
 

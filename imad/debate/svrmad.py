@@ -30,12 +30,12 @@ paper sets out to avoid.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
-from imad.debate.base import AgentConfig, Debate, DebateBackend, Verdict, require
+from imad.constraints import Constraints, Integer, Options, Real
+from imad.debate.base import MAX_AGENTS, AgentConfig, Debate, DebateBackend, Verdict, require
 from imad.debate.beliefs import min_logprob_prior, perplexity_prior
 from imad.debate.calls import CallSpec
 from imad.debate.openings import Opening
@@ -83,26 +83,22 @@ class SVRMADConfig(AgentConfig):
     prior_source: PriorSource = "auto"
     default_prior: float = 0.5
 
+    constraints: ClassVar[Constraints] = {
+        "n_agents": Integer(2, MAX_AGENTS),
+        "consensus_agree": Integer(2, MAX_AGENTS),
+        "n_challengers": Integer(1, MAX_AGENTS - 1),
+        "kappa": Real(0.0, 1_000.0, closed="right"),
+        "score_rule": Options("beta", "survival"),
+        "accept_threshold": Real(0.0, 1.0, closed="right"),
+        "max_debates": Integer(0, 256),  # more pairs than 64 agents' opening disagreements need
+        "prior_source": Options("auto", "min_logprob", "perplexity", "verbal"),
+        "default_prior": Real(0.0, 1.0),
+    }
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        require(self.n_agents >= 2, "SVRMADConfig.n_agents", f"must be >= 2, got {self.n_agents}")
-        require(2 <= self.consensus_agree <= self.n_agents, "SVRMADConfig.consensus_agree",
+        require(self.consensus_agree <= self.n_agents, "SVRMADConfig.consensus_agree",
                 f"must be in [2, n_agents={self.n_agents}], got {self.consensus_agree}")
-        require(self.n_challengers >= 1, "SVRMADConfig.n_challengers",
-                f"must be >= 1, got {self.n_challengers}")
-        require(self.kappa > 0 and math.isfinite(self.kappa), "SVRMADConfig.kappa",
-                f"must be a finite number > 0, got {self.kappa}")
-        require(self.score_rule in ("beta", "survival"), "SVRMADConfig.score_rule",
-                f"must be 'beta' or 'survival', got {self.score_rule!r}")
-        require(0.0 < self.accept_threshold <= 1.0, "SVRMADConfig.accept_threshold",
-                f"must be in (0, 1], got {self.accept_threshold}")
-        require(self.max_debates >= 0, "SVRMADConfig.max_debates",
-                f"must be >= 0, got {self.max_debates}")
-        require(self.prior_source in ("auto", "min_logprob", "perplexity", "verbal"),
-                "SVRMADConfig.prior_source", "must be 'auto', 'min_logprob', 'perplexity' or "
-                f"'verbal', got {self.prior_source!r}")
-        require(0.0 <= self.default_prior <= 1.0, "SVRMADConfig.default_prior",
-                f"must be in [0, 1], got {self.default_prior}")
 
 
 # --- The protocol arithmetic ---------------------------------------------------------------------

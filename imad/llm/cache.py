@@ -19,7 +19,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
+from imad.constraints import Constraints, InstanceOf, Options, Text, check_fields
 from imad.errors import ConfigError, ReplayMissError, TruncatedResponseError
 from imad.llm.batch import run_batch
 from imad.llm.context import check_fits
@@ -52,9 +54,15 @@ class CachedChat:
     hits: int = field(default=0, init=False)
     misses: int = field(default=0, init=False)
 
+    constraints: ClassVar[Constraints] = {
+        "inner": (None, InstanceOf(ChatModel)),
+        "path": Text(path=True),
+        "mode": Options(*CACHE_MODES),
+        "replay_model_id": (None, Text(max_chars=256)),
+    }
+
     def __post_init__(self) -> None:
-        if self.mode not in CACHE_MODES:
-            raise ConfigError("mode", f"must be one of {CACHE_MODES}, got {self.mode!r}")
+        check_fields(self, label=str)
         if self.inner is None and self.mode != "replay":
             raise ConfigError("inner", "a chat model is needed unless mode='replay'")
         if self.inner is None and not self.replay_model_id:

@@ -21,8 +21,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from imad.constraints import MAX_SEED, MAX_THREADS, Boolean, Constraints, Integer, Text, check_fields
 from imad.errors import ConfigError, LLMMalformedResponseError, MissingDependencyError, ModelFileError
 from imad.llm.batch import run_batch
 from imad.llm.context import refuse_if_too_large
@@ -83,11 +84,18 @@ class LocalGGUFChat:
     supports_json_schema: bool = field(default=True, init=False)
     supports_logprobs: bool = field(default=True, init=False)
 
+    constraints: ClassVar[Constraints] = {
+        "model_path": (None, Text(path=True)),
+        "n_ctx": Integer(256, 131_072),  # SmolLM2's trained context is 8,192
+        "n_threads": Integer(1, MAX_THREADS),
+        "logits_all": Boolean(),
+        "seed": Integer(0, MAX_SEED),
+        "model_id": Text(max_chars=256, blank=True),
+    }
+    """Each option's type and bounds (`imad.constraints`); `--llm local?KEY=VALUE` reads by it."""
+
     def __post_init__(self) -> None:
-        if self.n_threads < 1:
-            raise ConfigError("n_threads", f"must be >= 1, got {self.n_threads}")
-        if self.n_ctx < 256:
-            raise ConfigError("n_ctx", f"must be >= 256, got {self.n_ctx}")
+        check_fields(self, label=str)
         if not self.model_id:
             self.model_id = Path(self.model_path).stem if self.model_path else DEFAULT_MODEL_ID
         path = Path(self.model_path) if self.model_path else default_model_path()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import email.utils
-import math
 import mimetypes
 import os
 import random
@@ -19,9 +18,21 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
+
+from imad.constraints import (
+    MAX_TIMEOUT_S,
+    Boolean,
+    Constraints,
+    Integer,
+    Options,
+    Real,
+    StringMap,
+    Text,
+    check_fields,
+)
 
 from imad.errors import (
     ConfigError,
@@ -77,28 +88,31 @@ class OpenAICompatibleChat:
     extra_headers: dict[str, str] = field(default_factory=dict)
     context_window: int | None = None
 
+    constraints: ClassVar[Constraints] = {
+        "model": Text(max_chars=256),
+        "base_url": (None, Text(max_chars=2_048)),
+        "api_key": (None, Text(max_chars=4_096, blank=True)),
+        "timeout": Real(0.0, MAX_TIMEOUT_S, closed="right"),
+        "connect_timeout": Real(0.0, MAX_TIMEOUT_S, closed="right"),
+        "max_retries": Integer(0, 20),  # ~9 min of capped backoff; 10⁹ retried forever
+        "backoff_base": Real(0.0, 60.0),
+        "max_backoff": Real(0.0, 3_600.0),
+        "max_concurrency": Integer(1, 1_024),
+        "structured_output": Options(*STRUCTURED_OUTPUT_MODES),
+        "supports_logprobs": Boolean(),
+        "extra_headers": StringMap(),
+        "context_window": (None, Integer(1, 16_777_216)),
+    }
+    """Each option's type and bounds (`imad.constraints`); `--llm openai:M@URL?KEY=VALUE` reads
+    its values by this table."""
+
     def __post_init__(self) -> None:
-        if not self.model:
-            raise ConfigError("model", "name the model the server should run")
+        check_fields(self, label=str)
         self.base_url = (self.base_url or os.environ.get("OPENAI_BASE_URL")
                          or "https://api.openai.com/v1").rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
             raise ConfigError("base_url", f"must start with http:// or https://, got {self.base_url!r}")
         self.api_key = self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY")
-        if self.structured_output not in STRUCTURED_OUTPUT_MODES:
-            raise ConfigError("structured_output",
-                              f"must be one of {STRUCTURED_OUTPUT_MODES}, got {self.structured_output!r}")
-        for name in ("timeout", "connect_timeout", "backoff_base", "max_backoff"):
-            _require_finite(name, getattr(self, name), allow_zero="backoff" in name)
-        if self.context_window is not None and (isinstance(self.context_window, bool)
-                                                or not isinstance(self.context_window, int)
-                                                or self.context_window < 1):
-            raise ConfigError("context_window", f"must be a whole number of tokens >= 1, got "
-                                                f"{self.context_window!r}")
-        if self.max_retries < 0:
-            raise ConfigError("max_retries", f"must be >= 0, got {self.max_retries}")
-        if self.max_concurrency < 1:
-            raise ConfigError("max_concurrency", f"must be >= 1, got {self.max_concurrency}")
         self.model_id = self.model
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
@@ -228,14 +242,6 @@ class OpenAICompatibleChat:
             return min(max(retry_after, 0.0), self.max_backoff)
         exponential = self.backoff_base * (2**attempt)
         return min(exponential * (0.5 + random.random() / 2), self.max_backoff)
-
-
-def _require_finite(name: str, value: object, *, allow_zero: bool) -> None:
-    """ConfigError unless `value` is a finite number > 0 (>= 0 with `allow_zero`); NaN never is."""
-    valid = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-             and (value >= 0 if allow_zero else value > 0))
-    if not valid:
-        raise ConfigError(name, f"must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -6,8 +6,9 @@ Spec strings:
 - `openai:MODEL` — an OpenAI-compatible server at `OPENAI_BASE_URL`;
 - `openai:MODEL@http://host:port/v1` — the same at an explicit URL.
 Options follow a `?`, e.g. `openai:m@http://127.0.0.1:8080/v1?structured_output=json_object_schema`
-or `local?n_threads=4`; each must be a field of the back-end's class, its value read by
-`imad.keyvalue` like every KEY=VALUE flag.
+or `local?n_threads=4`; each must be a field of the back-end's class, its text read by that
+field's row of the class's constraints table (`imad.constraints`), like every KEY=VALUE flag, so
+a bad option is a ConfigError before any model is loaded or called.
 Prefix `cached:PATH::` to wrap any of them in a record/replay cache, e.g.
 `cached:runs/calls.sqlite::local`.
 """
@@ -19,39 +20,49 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
+from imad.constraints import parse_settings
 from imad.errors import ConfigError
-from imad.keyvalue import parse_value
 from imad.llm.types import ChatModel
 
 _local_models: dict[str, ChatModel] = {}
 
 
-def _build_local(target: str, options: dict[str, Any]) -> ChatModel:
+def _typed(config_class: type, options: dict[str, str], *, fixed: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The `?KEY=VALUE` texts as checked fields of `config_class`; `fixed` keys come from the
+    spec itself (`gguf:PATH` is model_path) and may not be repeated as options."""
+    for key in fixed:
+        if key in options:
+            raise ConfigError(f"--llm option {key}", "is set by the spec itself; drop the option")
+    return parse_settings(config_class, options, label=lambda key: f"--llm option {key}")
+
+
+def _build_local(target: str, options: dict[str, str]) -> ChatModel:
     from imad.llm.local_gguf import LocalGGUFChat
 
     if target:
         raise ConfigError("--llm", f"'local' takes no argument, got {target!r}; use gguf:PATH")
-    return LocalGGUFChat(**options)
+    return LocalGGUFChat(**_typed(LocalGGUFChat, options))
 
 
-def _build_gguf(target: str, options: dict[str, Any]) -> ChatModel:
+def _build_gguf(target: str, options: dict[str, str]) -> ChatModel:
     from imad.llm.local_gguf import LocalGGUFChat
 
     if not target:
         raise ConfigError("--llm", "gguf: needs a path, e.g. gguf:/models/qwen.gguf")
-    return LocalGGUFChat(model_path=target, **options)
+    return LocalGGUFChat(model_path=target, **_typed(LocalGGUFChat, options, fixed=("model_path",)))
 
 
-def _build_openai(target: str, options: dict[str, Any]) -> ChatModel:
+def _build_openai(target: str, options: dict[str, str]) -> ChatModel:
     from imad.llm.openai_http import OpenAICompatibleChat
 
     model, _, base_url = target.partition("@")
     if not model:
         raise ConfigError("--llm", "openai: needs a model name, e.g. openai:gpt-4o-mini")
-    return OpenAICompatibleChat(model=model, base_url=base_url or None, **options)
+    typed = _typed(OpenAICompatibleChat, options, fixed=("model", "base_url"))
+    return OpenAICompatibleChat(model=model, base_url=base_url or None, **typed)
 
 
-BACKENDS: dict[str, Callable[[str, dict[str, Any]], ChatModel]] = {
+BACKENDS: dict[str, Callable[[str, dict[str, str]], ChatModel]] = {
     "local": _build_local,
     "gguf": _build_gguf,
     "openai": _build_openai,
@@ -77,15 +88,11 @@ def chat_model_from_spec(spec: str, *, reuse_local: bool = True) -> ChatModel:
     if builder is None:
         raise ConfigError("--llm", f"unknown back-end {kind!r} in {spec!r}; use one of "
                                    f"{sorted(BACKENDS)} (e.g. local, gguf:PATH, openai:MODEL@URL)")
-    options = {key: parse_value(value, f"--llm option {key}")
-               for key, value in parse_qsl(query, keep_blank_values=True)}
+    options = dict(parse_qsl(query, keep_blank_values=True))
     is_local = kind in ("local", "gguf")
     if is_local and reuse_local and spec in _local_models:
         return _local_models[spec]
-    try:
-        model = builder(target, options)
-    except TypeError as error:
-        raise ConfigError("--llm", f"bad option in {spec!r}: {error}") from error
+    model = builder(target, options)
     if is_local and reuse_local:
         _local_models[spec] = model
     return model

@@ -10,7 +10,7 @@ rather than silently dropped.
 from __future__ import annotations
 
 from imad.errors import InvalidQuestionError, ServeError
-from imad.question import Question, infer_task_type
+from imad.question import Question, infer_task_type, question_chars, refuse_repeated_choices
 from imad.serve.models import ChatCompletionRequest, ChatMessage, ImadOptions
 
 
@@ -42,13 +42,15 @@ def question_from_request(request: ChatCompletionRequest, *, max_chars: int, que
         raise ServeError(400, "the question (the last user message) is empty", code="empty_question",
                          param=f"messages.{users[-1]}.content")
     options = request.imad or ImadOptions()
-    size = len(text) + len(options.context)
+    size = question_chars(text, options.context, options.choices)
     if size > max_chars:
-        raise ServeError(413, f"the question plus context is {size:,} characters; this server accepts "
+        raise ServeError(413, f"the question with its context and choices is {size:,} characters; "
+                              "this server accepts "
                               f"at most {max_chars:,}", code="question_too_long",
                          param=f"messages.{users[-1]}.content")
     task_type = options.task_type or infer_task_type(options.choices)
     try:
+        refuse_repeated_choices(options.choices)
         return Question(text, task_type, tuple(options.choices), context=options.context, id=question_id)
     except InvalidQuestionError as error:
         raise ServeError(400, f"invalid question: {error}", code="invalid_question", param="imad") from None

@@ -1,15 +1,15 @@
 """The routing server's settings: limits, auth and defaults, validated once at start-up.
 
-Every field maps to one `imad serve` flag, and a bad value raises a `ConfigError` naming that
-flag, so a misconfigured server fails before it binds a port rather than on the first request.
+Every field maps to one `imad serve` flag and one row of the constraints table
+(`imad.constraints`); a bad value raises a `ConfigError` naming that flag, so a misconfigured server fails before it binds a port rather than on the first request.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from imad.errors import ConfigError
+from imad.constraints import MAX_TIMEOUT_S, Boolean, Constraints, Integer, Options, Real, Text, check_fields
 from imad.question import MAX_QUESTION_CHARS
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
 from imad.serve.model_names import SERVE_BACKENDS
@@ -52,34 +52,34 @@ class ServeSettings:
     budget_window: int = DEFAULT_BUDGET_WINDOW
     ood_policy: str | None = None
 
+    constraints: ClassVar[Constraints] = {
+        "api_key": (None, Text(max_chars=4_096)),
+        "max_request_bytes": Integer(1_024, 64 * 2**20),
+        "max_question_chars": Integer(1, MAX_QUESTION_CHARS),
+        "max_concurrency": Integer(1, 1_024),
+        "request_timeout_s": Real(0.0, MAX_TIMEOUT_S, closed="right"),
+        "retry_after_s": Integer(1, 3_600),
+        "default_backend": Options(*SERVE_BACKENDS),
+        "default_tau": (None, Real(0.0, 1.0)),
+        "log_prompts": Boolean(),
+        "shutdown_timeout_s": Real(0.0, MAX_TIMEOUT_S),
+        "target_trigger_rate": (None, Real(0.0, 1.0, closed="neither")),
+        "budget_window": Integer(1, 1_000_000),
+        "ood_policy": (None, Options(*OOD_POLICIES)),
+    }
+    """Each setting's type and bounds (`imad.constraints`); a new setting adds one row here
+    (and, when its flag is not `--` + the field name, one entry in FLAGS)."""
+
     def __post_init__(self) -> None:
-        if self.api_key is not None and not self.api_key.strip():
-            raise ConfigError("--api-key-env", "the API key is empty; set a non-empty key or none")
-        if self.max_request_bytes < 1024:
-            raise ConfigError("--max-request-bytes", f"must be >= 1024, got {self.max_request_bytes}")
-        if not 1 <= self.max_question_chars <= MAX_QUESTION_CHARS:
-            raise ConfigError("--max-question-chars",
-                              f"must be in [1, {MAX_QUESTION_CHARS}], got {self.max_question_chars}")
-        if self.max_concurrency < 1:
-            raise ConfigError("--max-concurrency", f"must be >= 1, got {self.max_concurrency}")
-        if not math.isfinite(self.request_timeout_s) or self.request_timeout_s <= 0:
-            raise ConfigError("--request-timeout",
-                              f"must be a finite number of seconds > 0, got {self.request_timeout_s}")
-        if self.retry_after_s < 1:
-            raise ConfigError("--retry-after", f"must be >= 1 second, got {self.retry_after_s}")
-        if self.default_backend not in SERVE_BACKENDS:
-            raise ConfigError("--backend", f"must be one of {', '.join(SERVE_BACKENDS)}, "
-                                           f"got {self.default_backend!r}")
-        if self.default_tau is not None and not 0.0 <= self.default_tau <= 1.0:  # NaN fails too
-            raise ConfigError("--tau", f"must be in [0, 1], got {self.default_tau}")
-        if not math.isfinite(self.shutdown_timeout_s) or self.shutdown_timeout_s < 0:
-            raise ConfigError("--shutdown-timeout",
-                              f"must be a finite number of seconds >= 0, got {self.shutdown_timeout_s}")
-        if self.target_trigger_rate is not None and not 0.0 < self.target_trigger_rate < 1.0:
-            raise ConfigError("--target-trigger-rate", "must be a number strictly between 0 and 1 "
-                              f"(the share of answers to escalate), got {self.target_trigger_rate}")
-        if self.budget_window < 1:
-            raise ConfigError("--budget-window", f"must be an integer >= 1, got {self.budget_window}")
-        if self.ood_policy is not None and self.ood_policy not in OOD_POLICIES:
-            raise ConfigError("--ood-policy", f"must be one of {', '.join(OOD_POLICIES)}, got "
-                              f"{self.ood_policy!r}")
+        check_fields(self, label=serve_flag)
+
+
+FLAGS = {"api_key": "--api-key-env", "request_timeout_s": "--request-timeout",
+         "retry_after_s": "--retry-after", "default_backend": "--backend", "default_tau": "--tau",
+         "shutdown_timeout_s": "--shutdown-timeout"}
+"""The `imad serve` flag of each setting whose flag is not `--` + its name with dashes."""
+
+
+def serve_flag(name: str) -> str:
+    """The flag that sets a ServeSettings field, named in its errors."""
+    return FLAGS.get(name, "--" + name.replace("_", "-"))

@@ -81,7 +81,7 @@ CASES = [
     ("--tau nan", ["ask", "Is it?", "--tau", "nan", "--llm", UNREACHABLE], 2,
      "imad ask: error: --tau: must be in [0, 1], got nan"),
     ("timeout=nan in the --llm spec", ["ask", "Is it?", "--llm", "openai:m@http://127.0.0.1:9/v1?timeout=nan"],
-     2, "imad ask: error: timeout: must be a finite number > 0, got nan"),
+     2, "imad ask: error: --llm option timeout: must be a finite number in (0, 86400], got 'nan'"),
     ("question with a lone surrogate", ["ask", "Is it\udc80?", "--llm", UNREACHABLE], 2,
      "imad ask: error: the question's text is not valid Unicode text: a lone surrogate U+DC80"),
     ("context with a lone surrogate", ["critique", "Is it?", "--context", "\ud800", "--llm", UNREACHABLE], 2,

@@ -59,9 +59,9 @@ def with_raw(field: str, literal: str) -> str:
 TOO_LARGE = [
     ("context of 1,000 words in a 600-token window", 600,
      Question("Is it?", TaskType.YES_NO_MAYBE, context="word " * 1000)),
-    ("26 choices of 300 words each in a 4,096-token window", 4096,
+    ("26 choices of 150 words each in a 4,096-token window", 4096,
      Question("Which one?", TaskType.MULTIPLE_CHOICE,
-              tuple(f"option {i} " + "word " * 300 for i in range(26)))),
+              tuple(f"option {i} " + "word " * 150 for i in range(26)))),
     ("a question that fits but leaves no room for the 512 reserved tokens", 700,
      Question("Is it " + "really " * 300 + "so?", TaskType.YES_NO_MAYBE)),
 ]

@@ -128,7 +128,13 @@ BODIES = [
      "invalid_question", "imad"),
     ("context of 2,000 words for a 1,000-word window", request_json(imad={"context": "word " * 2000}),
      413, "context_length_exceeded", "messages"),
-    ("26 choices of 9,000 characters", long_choices(26, 9000), 413, "context_length_exceeded", "messages"),
+    # the choices count towards --max-question-chars (issue 24): refused before the context check
+    ("26 choices of 9,000 characters", long_choices(26, 9000), 413, "question_too_long",
+     "messages.0.content"),
+    ("repeated choices", request_json(imad={"choices": ["apple", "apple "]}), 400,
+     "invalid_question", "imad"),
+    ("choices on a numeric question", request_json(imad={"choices": ["1", "2"], "task_type": "numeric"}),
+     400, "invalid_question", "imad"),
 ]
 
 

@@ -64,7 +64,7 @@ CORPUS_CASES: list[tuple[str, list[str], int, str]] = [
      "data directory nowhere does not exist"),
     ("bad-llm-backend", ["--dataset", "good.jsonl", "--llm", "bogus:x"], 2, "unknown back-end 'bogus'"),
     ("bad-llm-option", ["--dataset", "good.jsonl", "--llm", "openai:m@http://x/v1?nope=1"], 2,
-     "bad option"),
+     "--llm option nope: unknown setting of OpenAICompatibleChat"),
     ("cache-is-a-directory", ["--dataset", "good.jsonl", "--llm", f"cached:/tmp::{DOWN}"], 2,
      "/tmp is a directory"),
     ("cache-is-not-sqlite", ["--dataset", "good.jsonl", "--llm", f"cached:good.jsonl::{DOWN}"], 2,
@@ -207,7 +207,7 @@ def test_fit_and_evaluate_as_real_commands(workdir):
 
 # (case id, arguments of `python -m training.fit`, exit status, text in stderr) — in-process
 FIT_CASES: list[tuple[str, list[str], int, str]] = [
-    ("batch-size-zero", ["--batch-size", "0"], 2, "batch_size (--batch-size): must be ≥ 1"),
+    ("batch-size-zero", ["--batch-size", "0"], 2, "batch_size (--batch-size): must be an integer in [1, 1048576], got 0"),
     ("learning-rate-nan", ["--learning-rate", "nan"], 2, "learning_rate (--learning-rate)"),
     ("missing-corpus", ["--corpus", "missing"], 3, "does not exist"),
     ("corpus-array-line", ["--corpus", "array.jsonl"], 3, "array.jsonl:1: a JSON array"),
@@ -236,8 +236,8 @@ def test_fit_errors(workdir, monkeypatch, capsys, arguments, status, message):
 
 # (case id, arguments of `python -m training.evaluate`, exit status, text in stderr) — in-process
 EVALUATE_CASES: list[tuple[str, list[str], int, str]] = [
-    ("limit-zero", ["--dataset", "good.jsonl", "--limit", "0"], 2, "must be ≥ 1, got 0"),
-    ("limit-negative", ["--dataset", "good.jsonl", "--limit", "-1"], 2, "must be ≥ 1, got -1"),
+    ("limit-zero", ["--dataset", "good.jsonl", "--limit", "0"], 2, "must be none or an integer in [1, 1000000], got 0"),
+    ("limit-negative", ["--dataset", "good.jsonl", "--limit", "-1"], 2, "must be none or an integer in [1, 1000000], got -1"),
     ("unknown-dataset", ["--dataset", "imagenet"], 2, "unknown dataset 'imagenet'"),
     ("array-line", ["--dataset", "array.jsonl"], 3, "array.jsonl:1: a JSON array"),
     ("image-escapes", ["--dataset", "escape.jsonl"], 3, "resolves outside"),

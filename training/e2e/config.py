@@ -9,12 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from imad.constraints import Constraints, InstanceOf, Options, Real, Text, Texts, check_fields
 from imad.errors import ConfigError
 from imad.llm.cache import CACHE_MODES
 from training.e2e.methods import E2E_METHODS
-from training.evaluation.config import DEFAULT_CORPUS_DIR, DEFAULT_OUT, check_run_settings
+from training.evaluation.config import (
+    DEFAULT_CORPUS_DIR,
+    DEFAULT_OUT,
+    RUN_SETTINGS,
+    check_run_settings,
+    run_flag,
+)
 
 DEFAULT_E2E_CACHE = "runs/e2e-calls.sqlite"
 
@@ -52,23 +59,23 @@ class E2EConfig:
     confidence_source: str | None = None
     progress: bool = True
 
+    constraints: ClassVar[Constraints] = {
+        **RUN_SETTINGS,
+        "methods": Texts(Options(*E2E_METHODS), max_items=len(E2E_METHODS)),
+        "cache": Text(path=True),
+        "cache_mode": Options(*CACHE_MODES),
+        "tau": (None, Real(0.0, 1.0)),
+        "backend_options": InstanceOf(Mapping),
+        "corpus_dir": (None, Text(path=True)),
+    }
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "datasets", tuple(str(d) for d in self.datasets))
-        object.__setattr__(self, "methods", tuple(str(m) for m in self.methods))
+        check_fields(self, label=run_flag)
         object.__setattr__(self, "backend_options",
                            {str(k): dict(v) for k, v in sorted(self.backend_options.items())})
         check_run_settings(self)
-        if not self.methods:
-            raise ConfigError("methods (--methods)", f"name at least one of {list(E2E_METHODS)}")
-        unknown = [m for m in self.methods if m not in E2E_METHODS]
-        if unknown or len(set(self.methods)) != len(self.methods):
-            raise ConfigError("methods (--methods)", f"unknown or repeated {unknown or self.methods}; "
-                              f"choose from {list(E2E_METHODS)}")
-        if self.cache_mode not in CACHE_MODES:
-            raise ConfigError("cache_mode (--e2e-cache-mode)",
-                              f"must be one of {CACHE_MODES}, got {self.cache_mode!r}")
-        if self.tau is not None and not 0.0 <= self.tau <= 1.0:
-            raise ConfigError("tau (--tau)", f"must be in [0, 1], got {self.tau}")
+        if len(set(self.methods)) != len(self.methods):
+            raise ConfigError("methods (--methods)", f"a method is named twice: {self.methods}")
         from imad.debate import make_config
 
         for backend, fields in self.backend_options.items():
@@ -76,10 +83,6 @@ class E2EConfig:
                 make_config(backend, **fields)  # unknown back-ends, fields and values fail here
             except ConfigError as error:
                 raise ConfigError("backend_options (--backend-option)", str(error)) from error
-        for name in ("llm", "cache", "out"):
-            if not str(getattr(self, name)).strip():
-                flag = "--e2e-cache" if name == "cache" else f"--{name}"
-                raise ConfigError(f"{name} ({flag})", "must not be empty")
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from imad.constraints import settable_fields
 from imad.debate.base import AgentConfig
 from training.e2e.methods import FULL_MAD, TOKEN_GOAL
 from training.e2e.metrics import (
@@ -51,7 +52,7 @@ DEFINITIONS = {
 _DEFINITION_TITLES = {"accuracy": "Accuracy", "tokens_per_question": "Tokens/q", "apt": "ApT",
                       "messages_per_question": "Messages/q", "decisions": "Decisions",
                       "goal": "Goal"}
-_SHARED_FIELDS = frozenset(AgentConfig.__dataclass_fields__)
+_SHARED_FIELDS = frozenset(settable_fields(AgentConfig))
 
 
 def build_document(run: Mapping[str, Any],

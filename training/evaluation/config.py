@@ -9,8 +9,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
+from imad.constraints import (
+    MAX_COMPLETION_TOKENS,
+    Boolean,
+    Constraints,
+    Integer,
+    Options,
+    Text,
+    Texts,
+    check_fields,
+)
 from imad.critique.call import CONFIDENCE_SOURCES
 from imad.errors import ConfigError
 
@@ -19,6 +29,28 @@ DEFAULT_OUT = "runs/evaluate"
 DEFAULT_FEATURE_CACHE = "runs/feature-cache"
 BUILT_IN_DATASETS = ("medqa", "gsm8k", "mmlu", "mmlu_pro", "bbh", "scienceqa")
 """The zero-shot datasets SPEC §10 names; any registered name or generic .jsonl file works."""
+
+
+RUN_SETTINGS: Constraints = {
+    "datasets": Texts(Text(path=True), max_items=100, empty=True),  # none: a hint below
+    "router": (None, Text(path=True)),
+    "llm": Text(),
+    "limit": (None, Integer(1, 1_000_000)),
+    "out": Text(path=True),
+    "data_dir": (None, Text(path=True)),
+    "max_tokens": Integer(32, MAX_COMPLETION_TOKENS),
+    "confidence_source": (None, Options(*CONFIDENCE_SOURCES)),
+    "progress": Boolean(),
+}
+"""The constraints rows both run modes share (`EvaluateConfig`, `E2EConfig`)."""
+
+_FLAGS = {"datasets": "--dataset", "cache": "--e2e-cache", "cache_mode": "--e2e-cache-mode",
+          "backend_options": "--backend-option", "progress": "--no-progress"}
+
+
+def run_flag(name: str) -> str:
+    """`field (--flag)`, how a run's config errors name a field."""
+    return f"{name} ({_FLAGS.get(name, '--' + name.replace('_', '-'))})"
 
 
 @dataclass(frozen=True)
@@ -48,15 +80,17 @@ class EvaluateConfig:
     progress: bool = True
     feature_cache: str | None = DEFAULT_FEATURE_CACHE
 
+    constraints: ClassVar[Constraints] = {
+        **RUN_SETTINGS,
+        "corpus_dir": Text(path=True),
+        "train_corpus": Texts(Text(path=True), empty=True),
+        "workers": Integer(1, 256),  # concurrent self-critique calls
+        "feature_cache": (None, Text(path=True)),
+    }
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "datasets", tuple(str(d) for d in self.datasets))
-        object.__setattr__(self, "train_corpus", tuple(str(p) for p in self.train_corpus))
+        check_fields(self, label=run_flag)
         check_run_settings(self)
-        if self.workers < 1:
-            raise ConfigError("workers (--workers)", f"must be ≥ 1, got {self.workers}")
-        for name in ("llm", "corpus_dir", "out"):
-            if not str(getattr(self, name)).strip():
-                raise ConfigError(f"{name} (--{name.replace('_', '-')})", "must not be empty")
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -79,7 +113,7 @@ class RunSettings(Protocol):
 
 
 def check_run_settings(config: RunSettings) -> None:
-    """The checks both run modes share: datasets, --limit, --max-tokens, --confidence-source."""
+    """The checks both run modes share beyond their rows: datasets named, and distinct."""
     if not config.datasets:
         raise ConfigError("datasets (--dataset)", "name at least one dataset, e.g. "
                           f"--dataset {BUILT_IN_DATASETS[1]} or --dataset my_questions.jsonl")
@@ -89,13 +123,6 @@ def check_run_settings(config: RunSettings) -> None:
     if len(set(names)) != len(names):
         raise ConfigError("datasets (--dataset)", f"two datasets share the name {names}; rename "
                           "one of the files")
-    if config.limit is not None and (isinstance(config.limit, bool) or config.limit < 1):
-        raise ConfigError("limit (--limit)", f"must be ≥ 1, got {config.limit!r}")
-    if config.max_tokens < 32:
-        raise ConfigError("max_tokens (--max-tokens)", f"must be ≥ 32, got {config.max_tokens}")
-    if config.confidence_source is not None and config.confidence_source not in CONFIDENCE_SOURCES:
-        raise ConfigError("confidence_source (--confidence-source)",
-                          f"must be one of {CONFIDENCE_SOURCES}, got {config.confidence_source!r}")
 
 
 def dataset_name(dataset: str) -> str:
