@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from imad.errors import ConfigError
+from imad.policy import check_tau
 from imad.question import MAX_QUESTION_CHARS
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
 from imad.serve.model_names import SERVE_BACKENDS
@@ -70,8 +71,8 @@ class ServeSettings:
         if self.default_backend not in SERVE_BACKENDS:
             raise ConfigError("--backend", f"must be one of {', '.join(SERVE_BACKENDS)}, "
                                            f"got {self.default_backend!r}")
-        if self.default_tau is not None and not 0.0 <= self.default_tau <= 1.0:  # NaN fails too
-            raise ConfigError("--tau", f"must be in [0, 1], got {self.default_tau}")
+        if self.default_tau is not None:
+            object.__setattr__(self, "default_tau", check_tau(self.default_tau, "--tau"))
         if not math.isfinite(self.shutdown_timeout_s) or self.shutdown_timeout_s < 0:
             raise ConfigError("--shutdown-timeout",
                               f"must be a finite number of seconds >= 0, got {self.shutdown_timeout_s}")

@@ -13,6 +13,7 @@ from typing import Any
 
 from imad.errors import ConfigError
 from imad.llm.cache import CACHE_MODES
+from imad.policy import check_tau
 from training.e2e.methods import E2E_METHODS
 from training.evaluation.config import DEFAULT_CORPUS_DIR, DEFAULT_OUT, check_run_settings
 
@@ -67,8 +68,8 @@ class E2EConfig:
         if self.cache_mode not in CACHE_MODES:
             raise ConfigError("cache_mode (--e2e-cache-mode)",
                               f"must be one of {CACHE_MODES}, got {self.cache_mode!r}")
-        if self.tau is not None and not 0.0 <= self.tau <= 1.0:
-            raise ConfigError("tau (--tau)", f"must be in [0, 1], got {self.tau}")
+        if self.tau is not None:
+            check_tau(self.tau, "tau (--tau)")
         from imad.debate import make_config
 
         for backend, fields in self.backend_options.items():

@@ -97,7 +97,7 @@ def table_router(questions, tau=0.5):
     router = make_router(tau=tau)
     table = {q.id: p for q, p in zip(questions, ROUTER_P, strict=True)}
 
-    def decide(question, response, *, parse_error=None, max_cues=3):
+    def decide(question, response, *, parse_error=None, max_cues=3, budget=None, tau_source="checkpoint"):
         p = table[question.id]
         return RouterDecision(question.id, p, router.tau, p < router.tau, ("table",))
 
@@ -301,7 +301,7 @@ def test_cli_replays_a_recorded_run_with_the_real_router(tmp_path, questions, ca
     (["--e2e-cache-mode", "replay", "--e2e-cache", "NOTHING"], 2, "nothing to replay"),
     (["--backend-option", "mad.n_agentz=2"], 2, "MADConfig.n_agentz: unknown field"),
     (["--backend-option", "n_agents=2"], 2, "write BACKEND.FIELD=VALUE"),
-    (["--tau", "1.5"], 2, "tau (--tau): must be in [0, 1]"),
+    (["--tau", "1.5"], 2, "tau (--tau): must be a number in [0, 1]"),
 ])
 def test_bad_inputs_give_clear_errors(arguments, code, message, tmp_path, questions, capsys):
     (tmp_path / "empty.jsonl").write_text("\n")
