@@ -37,6 +37,7 @@ _EXPORTS = {
     "RouterConfig": "imad.router",
     "RouterDecision": "imad.router",
     "TriggerBudget": "imad.router.budget",
+    "FixedThreshold": "imad.policy",
     "available_routers": "imad.router",
     "Pipeline": "imad.pipeline",
     "PipelineAnswer": "imad.pipeline",

@@ -38,6 +38,7 @@ from imad.question import Question
 from imad.router import Router, RouterDecision
 from imad.router.budget import TriggerBudget
 from imad.router.decision import NON_FINITE
+from imad.policy import FixedThreshold
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, DEFAULT_WARM_UP
 
 ANSWER_SOURCES = ("single_agent", "debate", "single_agent_fallback", "none")
@@ -117,9 +118,8 @@ class Pipeline:
                  budget: TriggerBudget | None = None,
                  ood_policy: str | None = None) -> None:
         if tau is not None:
-            if not 0.0 <= tau <= 1.0:
-                raise ConfigError("tau", f"must be in [0, 1], got {tau}")
-            router = router.with_threshold(tau, "set for this pipeline (--tau)")
+            threshold = FixedThreshold(tau, source="request", method="set for this pipeline (--tau)")
+            router = router.with_threshold(threshold.tau, threshold.method)
         if ood_policy is not None and ood_policy != router.ood_policy:
             router = router.with_ood_policy(ood_policy)
         self.tau_source = "checkpoint" if tau is None else "request"
@@ -149,16 +149,14 @@ class Pipeline:
             question = Question(question)
         critique = self.critique.run(question)
         trace = [_critique_call(critique)]
-        # Only a budget needs the router's help to label τ; without one the label is ours, and a
-        # router (or test double) with the older `decide` signature keeps working.
-        routing = {} if self.budget is None else {"budget": self.budget, "tau_source": self.tau_source}
+        # τ's source is set here, where τ was chosen, and the router records it; nothing
+        # downstream overwrites it.
+        routing = {"budget": self.budget, "tau_source": self.tau_source}
         if critique.ok:
             decision = self.router.decide(question, critique.response, **routing)
         else:
             decision = self.router.decide(question, None, **routing,
                                           parse_error=f"{critique.status}: {critique.error}")
-        if self.budget is None and decision.tau_source != self.tau_source:
-            decision = replace(decision, tau_source=self.tau_source)
         decision = fail_safe(decision)
         if not decision.escalate:
             return PipelineAnswer(question, critique.response.final_answer, "single_agent", decision,

@@ -33,7 +33,6 @@ from imad.constraints import (
     Text,
     check_fields,
 )
-
 from imad.errors import (
     ConfigError,
     LLMAuthError,

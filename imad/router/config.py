@@ -25,6 +25,7 @@ from typing import Any
 from imad.errors import CheckpointError, ConfigError
 from imad.router.model import RouterNetConfig
 from imad.router.ood import OODDetector, ood_from_dict
+from imad.policy import check_tau
 from imad.routing_options import OOD_POLICIES
 
 CHECKPOINT_FORMAT = "imad-router"
@@ -47,16 +48,13 @@ _CORE_KEYS = ("format", "schema_version", "name", "imad_version", "model", "feat
 
 @dataclass(frozen=True)
 class Threshold:
-    """τ and how it was chosen. The one place τ is range-checked."""
+    """τ and how it was chosen (range-checked by `imad.policy.check_tau`)."""
 
     tau: float = 0.7
     method: str = "fixed at the default 0.7 (SPEC §5)"
 
     def __post_init__(self) -> None:
-        # 0: never escalate, 1: always escalate.
-        if not _is_number(self.tau) or not 0.0 <= self.tau <= 1.0:
-            raise ConfigError("tau", f"must be a number in [0, 1], got {self.tau!r}")
-        object.__setattr__(self, "tau", float(self.tau))
+        object.__setattr__(self, "tau", check_tau(self.tau))  # the one range check of τ
 
 
 @dataclass(frozen=True)

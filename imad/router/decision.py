@@ -31,6 +31,13 @@ SCORED = "scored"
 NON_FINITE = "non_finite"
 UNSCORED = "unscored"
 
+KEPT = "kept"
+BELOW_TAU = "below_tau"
+OOD_ESCALATED = "ood"
+OUTCOMES = (KEPT, BELOW_TAU, UNPARSED, NON_FINITE, OOD_ESCALATED)
+"""A decision's `outcome`: kept, or escalated because p < τ, the self-critique was unparsed, the
+score was not finite, or the OOD policy escalated an unfamiliar answer."""
+
 
 class Cue(NamedTuple):
     """One feature's contribution: p minus p with this feature at its training mean."""
@@ -79,6 +86,18 @@ class RouterDecision:
     @property
     def keep(self) -> bool:
         return not self.escalate
+
+    @property
+    def outcome(self) -> str:
+        """Why the answer was kept or escalated, one of `OUTCOMES` (what metrics count), so no
+        caller recomputes it from the other fields."""
+        if not self.escalate:
+            return KEPT
+        if self.parse_status == UNPARSED:
+            return UNPARSED
+        if self.score_status == NON_FINITE or self.p is None:
+            return NON_FINITE
+        return BELOW_TAU if self.p < self.tau else OOD_ESCALATED
 
     def to_dict(self) -> dict[str, Any]:
         return {

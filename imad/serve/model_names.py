@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from imad.errors import ServeError
+from imad.errors import ConfigError, ServeError
+from imad.policy import check_tau
 
 SERVE_BACKENDS = ("acemad", "svrmad")
 """The debate back-ends a model name may select (SPEC §8)."""
@@ -53,8 +54,9 @@ def parse_model_name(name: str, *, default_backend: str, default_tau: float | No
     tau_text = match.group("tau")
     if tau_text is None:
         return ModelChoice(name, backend, default_tau)
-    tau = float(tau_text)
-    if not 0.0 <= tau <= 1.0:
+    try:
+        tau = check_tau(float(tau_text))
+    except ConfigError:
         raise ServeError(400, f"the threshold in model {name!r} must be in [0, 1], got {tau_text}",
-                         code="invalid_threshold", param="model")
+                         code="invalid_threshold", param="model") from None
     return ModelChoice(name, backend, tau)

@@ -120,3 +120,18 @@ def test_predict_proba_rejects_nan(router):
     rows[1, 4] = np.nan
     with pytest.raises(FeatureError, match=r"rows \[1\]"):
         router.predict_proba(rows)
+
+
+@pytest.mark.parametrize("fields, outcome", [
+    ({"p": 0.9, "tau": 0.5, "escalate": False}, "kept"),
+    ({"p": 0.2, "tau": 0.5, "escalate": True}, "below_tau"),
+    ({"p": 0.9, "tau": 0.5, "escalate": True, "ood": True, "ood_policy": "escalate"}, "ood"),
+    ({"p": None, "tau": 0.5, "escalate": True, "parse_status": "unparsed",
+      "score_status": "unscored"}, "unparsed"),
+    ({"p": None, "tau": 0.5, "escalate": True, "score_status": "non_finite"}, "non_finite"),
+])
+def test_outcome_names_why_an_answer_was_kept_or_escalated(fields, outcome):
+    from imad.router.decision import OUTCOMES
+
+    decision = RouterDecision(id="q", reasons=(), **fields)
+    assert decision.outcome == outcome and outcome in OUTCOMES
