@@ -110,24 +110,22 @@ def run(args: argparse.Namespace) -> int:
     from imad.serve.upstream import spec_with_concurrency
 
     llm = spec_with_concurrency(args.llm, settings.max_concurrency)
-    configure_logging(args.log_level)
-    if settings.api_key is None and not _is_loopback(args.host):
-        log_event("no_api_key", level=logging.WARNING, host=args.host,
-                  warning="anyone who can reach this address can use the server; set --api-key-env")
-    if settings.workers > 1:
-        sock = bind_socket(args.host, args.port)  # before any worker starts: errors end here
-        serve_workers(sock, settings, router=args.router, llm=llm, api_key_env=args.api_key_env,
-                      log_level=args.log_level)
-        return 0
-    from imad.serve.app import create_app
-    from imad.serve.factory import PipelineFactory
+    with bind_socket(args.host, args.port) as sock:  # first: a bad host or port ends here
+        configure_logging(args.log_level)
+        if settings.api_key is None and not _is_loopback(args.host):
+            log_event("no_api_key", level=logging.WARNING, host=args.host,
+                      warning="anyone who can reach this address can use the server; set --api-key-env")
+        if settings.workers > 1:
+            serve_workers(sock, settings, router=args.router, llm=llm,
+                          api_key_env=args.api_key_env, log_level=args.log_level)
+            return 0
+        from imad.serve.app import create_app
+        from imad.serve.factory import PipelineFactory
 
-    sock = bind_socket(args.host, args.port)
-    factory = PipelineFactory.from_specs(router=args.router, llm=llm)
-    try:
-        app = create_app(settings, factory)
-    except ConfigError as error:
-        sock.close()
-        raise flag_error(error) from None
-    serve(app, settings, sock=sock)
+        factory = PipelineFactory.from_specs(router=args.router, llm=llm)
+        try:
+            app = create_app(settings, factory)
+        except ConfigError as error:
+            raise flag_error(error) from None
+        serve(app, settings, sock=sock)
     return 0
