@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.debate import DebateBackend, DebateResult, create_backend
@@ -39,6 +39,9 @@ from imad.router import Router, RouterDecision
 from imad.router.budget import TriggerBudget
 from imad.router.decision import NON_FINITE
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, DEFAULT_WARM_UP
+
+if TYPE_CHECKING:
+    from imad.router.featurize import Featurizer
 
 ANSWER_SOURCES = ("single_agent", "debate", "single_agent_fallback", "none")
 
@@ -115,7 +118,8 @@ class Pipeline:
                  target_trigger_rate: float | None = None,
                  budget_window: int = DEFAULT_BUDGET_WINDOW,
                  budget: TriggerBudget | None = None,
-                 ood_policy: str | None = None) -> None:
+                 ood_policy: str | None = None,
+                 featurizer: Featurizer | None = None) -> None:
         if tau is not None:
             if not 0.0 <= tau <= 1.0:
                 raise ConfigError("tau", f"must be in [0, 1], got {tau}")
@@ -129,6 +133,7 @@ class Pipeline:
             target_trigger_rate, budget_window, router.tau)
         self.router = router
         self.model = model
+        self.featurizer = featurizer
         self.critique = critique or SelfCritique(model, confidence_source=router_confidence_source(router))
         self.backend = (create_backend(backend, model, **(backend_options or {}))
                         if isinstance(backend, str) else backend)
@@ -152,6 +157,8 @@ class Pipeline:
         # Only a budget needs the router's help to label τ; without one the label is ours, and a
         # router (or test double) with the older `decide` signature keeps working.
         routing = {} if self.budget is None else {"budget": self.budget, "tau_source": self.tau_source}
+        if self.featurizer is not None:
+            routing["featurizer"] = self.featurizer
         if critique.ok:
             decision = self.router.decide(question, critique.response, **routing)
         else:

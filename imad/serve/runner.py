@@ -2,7 +2,8 @@
 
 A request takes a concurrency slot, waiting in a bounded queue when none is free (429 when the
 queue is full or the wait too long, `imad.serve.limits`), its pipeline runs in a worker thread
-of a pool sized to the limit, and the request waits at most `request_timeout_s` (504 after).
+of a pool sized to the limit (its features extracted in one batch with those of the other
+requests waiting for theirs, `imad.serve.batcher`), and the request waits at most `request_timeout_s` (504 after).
 Python cannot stop a thread, so each pipeline calls its model through a `CancellableChat`: when
 the request times out or its client disconnects, the pipeline is cancelled and stops at its next
 LLM call boundary, then frees its slot (the call already running finishes first). The slot is
@@ -23,6 +24,7 @@ from imad.errors import InputTooLargeError, LLMError, RequestCancelledError, Ser
 from imad.llm.cancel import CancellableChat
 from imad.pipeline import Pipeline, PipelineAnswer
 from imad.question import Question
+from imad.serve.batcher import FeatureBatcher
 from imad.serve.budgets import BudgetBook
 from imad.serve.factory import PipelineFactory
 from imad.serve.limits import AdmissionQueue
@@ -50,6 +52,7 @@ class PipelineRunner:
         self.timeout_s = settings.request_timeout_s
         self.limiter = AdmissionQueue(settings.max_concurrency, settings.queue_limit,
                                       settings.queue_timeout_s, settings.retry_after_s)
+        self.featurizer = FeatureBatcher()
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
                                             thread_name_prefix="imad-serve")
 
@@ -101,7 +104,7 @@ class PipelineRunner:
         model = CancellableChat(watch)
         try:
             budget = None if self.budgets is None else self.budgets.budget_for(choice)
-            pipeline = self.factory.build(choice, model, budget=budget)
+            pipeline = self.factory.build(choice, model, budget=budget, featurizer=self.featurizer)
             future = self._executor.submit(self._work, pipeline, question, request_id)
         except BaseException:
             self.limiter.release()
@@ -148,6 +151,7 @@ class PipelineRunner:
     def close(self) -> None:
         """Stop taking work; pipelines already running finish in their threads."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self.featurizer.close()
 
 
 def _retrieve(future: asyncio.Future) -> None:
