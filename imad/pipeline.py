@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.debate import DebateBackend, DebateResult, create_backend
@@ -40,6 +40,9 @@ from imad.router.budget import TriggerBudget
 from imad.router.decision import NON_FINITE
 from imad.policy import FixedThreshold
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, DEFAULT_WARM_UP
+
+if TYPE_CHECKING:
+    from imad.router.featurize import Featurizer
 
 ANSWER_SOURCES = ("single_agent", "debate", "single_agent_fallback", "none")
 
@@ -116,7 +119,8 @@ class Pipeline:
                  target_trigger_rate: float | None = None,
                  budget_window: int = DEFAULT_BUDGET_WINDOW,
                  budget: TriggerBudget | None = None,
-                 ood_policy: str | None = None) -> None:
+                 ood_policy: str | None = None,
+                 featurizer: Featurizer | None = None) -> None:
         if tau is not None:
             threshold = FixedThreshold(tau, source="request", method="set for this pipeline (--tau)")
             router = router.with_threshold(threshold.tau, threshold.method)
@@ -129,6 +133,7 @@ class Pipeline:
             target_trigger_rate, budget_window, router.tau)
         self.router = router
         self.model = model
+        self.featurizer = featurizer
         self.critique = critique or SelfCritique(model, confidence_source=router_confidence_source(router))
         self.backend = (create_backend(backend, model, **(backend_options or {}))
                         if isinstance(backend, str) else backend)
@@ -152,6 +157,8 @@ class Pipeline:
         # τ's source is set here, where τ was chosen, and the router records it; nothing
         # downstream overwrites it.
         routing = {"budget": self.budget, "tau_source": self.tau_source}
+        if self.featurizer is not None:
+            routing["featurizer"] = self.featurizer
         if critique.ok:
             decision = self.router.decide(question, critique.response, **routing)
         else:

@@ -13,7 +13,7 @@ from imad.constraints import parse_text, table_of
 from imad.errors import ConfigError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
 from imad.serve.model_names import SERVE_BACKENDS
-from imad.serve.settings import ServeSettings
+from imad.serve.settings import QUEUE_PER_SLOT, ServeSettings
 
 _DEFAULTS = ServeSettings()
 
@@ -43,7 +43,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="require 'Authorization: Bearer <key>' with the key read from this "
                              "environment variable (default: no auth)")
     parser.add_argument("--max-concurrency", default=_DEFAULTS.max_concurrency,
-                        help="pipelines running at once; more get 429 (default: %(default)s)")
+                        help="pipelines running at once per process; also the upstream client's "
+                             "limit unless the --llm spec sets max_concurrency (default: %(default)s)")
+    parser.add_argument("--max-queue", default=None,
+                        help="requests waiting for a slot; one more gets 429 at once (default: "
+                             f"{QUEUE_PER_SLOT} x --max-concurrency)")
+    parser.add_argument("--queue-timeout", default=_DEFAULTS.queue_timeout_s,
+                        metavar="SECONDS", help="429 after waiting this long for a slot "
+                                                "(default: %(default)s)")
+    parser.add_argument("--workers", default=_DEFAULTS.workers,
+                        help="server processes on the port (uvicorn workers); slots, queue and "
+                             "budgets are per process (default: %(default)s)")
+    parser.add_argument("--metrics-public", action="store_true",
+                        help="serve GET /metrics without the API key (default: auth like /v1)")
     parser.add_argument("--request-timeout", default=_DEFAULTS.request_timeout_s,
                         metavar="SECONDS", help="504 after this long (default: %(default)s)")
     parser.add_argument("--max-request-bytes", default=_DEFAULTS.max_request_bytes,
@@ -75,12 +87,19 @@ def api_key_from_env(variable: str | None) -> str | None:
 def settings_from_args(args: argparse.Namespace) -> ServeSettings:
     if not 0 <= args.port <= 65535:
         raise ConfigError("--port", f"must be in [0, 65535], got {args.port}")
+    if args.budget_window is not None and args.target_trigger_rate is None:
+        raise ConfigError("--budget-window", "sets the window of a trigger budget, which only "
+                          "--target-trigger-rate turns on: add --target-trigger-rate R or drop it")
     return ServeSettings(
         api_key=api_key_from_env(args.api_key_env),
         max_request_bytes=_from_flag(args.max_request_bytes, "max_request_bytes", "--max-request-bytes"),
         max_question_chars=_from_flag(args.max_question_chars, "max_question_chars",
                                       "--max-question-chars"),
         max_concurrency=_from_flag(args.max_concurrency, "max_concurrency", "--max-concurrency"),
+        max_queue=_from_flag(args.max_queue, "max_queue", "--max-queue"),
+        queue_timeout_s=_from_flag(args.queue_timeout, "queue_timeout_s", "--queue-timeout"),
+        workers=_from_flag(args.workers, "workers", "--workers"),
+        metrics_public=args.metrics_public,
         request_timeout_s=_from_flag(args.request_timeout, "request_timeout_s", "--request-timeout"),
         retry_after_s=_from_flag(args.retry_after, "retry_after_s", "--retry-after"),
         default_backend=args.backend, default_tau=args.tau, log_prompts=args.log_prompts,
@@ -102,19 +121,27 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     require_serve_dependencies()
-    from imad.serve.app import create_app
-    from imad.serve.factory import PipelineFactory
     from imad.serve.logs import configure_logging, log_event
-    from imad.serve.server import serve
+    from imad.serve.server import bind_socket, serve, serve_workers
+    from imad.serve.upstream import spec_with_concurrency
 
-    factory = PipelineFactory.from_specs(router=args.router, llm=args.llm)
-    configure_logging(args.log_level)
-    if settings.api_key is None and not _is_loopback(args.host):
-        log_event("no_api_key", level=logging.WARNING, host=args.host,
-                  warning="anyone who can reach this address can use the server; set --api-key-env")
-    try:
-        app = create_app(settings, factory)
-    except ConfigError as error:
-        raise flag_error(error) from None
-    serve(app, settings, host=args.host, port=args.port)
+    llm = spec_with_concurrency(args.llm, settings.max_concurrency)
+    with bind_socket(args.host, args.port) as sock:  # first: a bad host or port ends here
+        configure_logging(args.log_level)
+        if settings.api_key is None and not _is_loopback(args.host):
+            log_event("no_api_key", level=logging.WARNING, host=args.host,
+                      warning="anyone who can reach this address can use the server; set --api-key-env")
+        if settings.workers > 1:
+            serve_workers(sock, settings, router=args.router, llm=llm,
+                          api_key_env=args.api_key_env, log_level=args.log_level)
+            return 0
+        from imad.serve.app import create_app
+        from imad.serve.factory import PipelineFactory
+
+        factory = PipelineFactory.from_specs(router=args.router, llm=llm)
+        try:
+            app = create_app(settings, factory)
+        except ConfigError as error:
+            raise flag_error(error) from None
+        serve(app, settings, sock=sock)
     return 0

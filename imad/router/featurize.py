@@ -11,7 +11,7 @@ checkpoint), never silently with the newest one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -19,6 +19,12 @@ import numpy as np
 import features
 from features import errors as feature_errors
 from imad.errors import FeatureError, MissingDependencyError
+
+
+Featurizer = Callable[[str, features.CritiqueFields, int], np.ndarray]
+"""What `Router.decide` extracts a response's vector with: (question text, response, schema
+version) → float64 array of shape (n_features,). `extract` is the default; `imad serve` passes
+its cross-request batcher (`imad.serve.batcher`)."""
 
 
 @contextmanager

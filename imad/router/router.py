@@ -44,6 +44,7 @@ from imad.router.model import RouterNet
 from imad.router.registry import resolve_checkpoint
 
 if TYPE_CHECKING:
+    from imad.router.featurize import Featurizer
     from imad.critique.schema import CritiqueResponse
     from imad.question import Question
     from imad.router.budget import TriggerBudget
@@ -220,6 +221,7 @@ class Router:
         max_cues: int = 3,
         budget: TriggerBudget | None = None,
         tau_source: str = "checkpoint",
+        featurizer: Featurizer | None = None,
     ) -> RouterDecision:
         """Keep the answer (p ≥ τ) or escalate it to a debate (p < τ), with reasons.
 
@@ -229,7 +231,8 @@ class Router:
         non-finite one is observed as unparsed (it escalates and uses up budget).
         `tau_source` names where this router's own τ came from ("checkpoint" or "request").
         An answer whose OOD score is above the checkpoint's threshold is flagged (`ood`) and,
-        under `ood_policy` "escalate", escalated.
+        under `ood_policy` "escalate", escalated. `featurizer` extracts the feature vector
+        (default `imad.router.featurize.extract`; a server passes its cross-request batcher).
         """
         question_id = _question_id(question)
         if isinstance(response, CritiqueParseError) or response is None:
@@ -240,7 +243,8 @@ class Router:
         from imad.router import featurize  # lazy: loads spaCy on first use
 
         text = question if isinstance(question, str) else question.text
-        vector = featurize.extract(text, response, self.feature_schema_version).reshape(1, -1)
+        extract = featurize.extract if featurizer is None else featurizer
+        vector = extract(text, response, self.feature_schema_version).reshape(1, -1)
         p, u, cues, ood_score = self._explained(vector)
         if not (math.isfinite(p) and math.isfinite(u)):
             tau, source = self._unscored_tau(budget, tau_source)

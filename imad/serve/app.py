@@ -6,7 +6,10 @@ Endpoints:
   LLM call made, with the routing decision in the extra field `imad` and the header
   `X-Imad-Decision` (compact ASCII JSON). The model name picks back-end and τ (`model_names`).
 - `GET /v1/models`, `GET /v1/models/{id}`: the servable model names.
-- `GET /health`: liveness and load, without auth (for load balancers).
+- `GET /health`: liveness, load and both concurrency limits (the server's and the upstream
+  client's), without auth (for load balancers).
+- `GET /metrics`: Prometheus metrics (`imad.serve.metrics`), auth like /v1 unless
+  `--metrics-public`.
 - `GET /v1/imad/stats` (auth like /v1): the router, its OOD policy, and with
   `--target-trigger-rate` each model name's trigger budget — τ now, whether the budget set it,
   the realized trigger rate over its window (`imad.serve.budgets`). Not in /health, which is
@@ -14,8 +17,8 @@ Endpoints:
 
 Every error has OpenAI's shape `{"error": {"message", "type", "param", "code"}}`: 400 malformed
 body, invalid field or empty question; 401 missing or wrong key; 404 unknown model or path; 413
-body, question or prompt (counted in the model's tokens) too large; 429 all slots busy (with
-Retry-After); 502 the upstream model server failed or gave nothing usable; 504 upstream or
+body, question or prompt (counted in the model's tokens) too large; 429 the queue for the slots
+is full or the wait passed --queue-timeout (with Retry-After); 502 the upstream model server failed or gave nothing usable; 504 upstream or
 pipeline timeout; 500 a bug (logged). Responses, headers and SSE events are strict JSON: a
 non-finite number is written as null, never as NaN or Infinity.
 
@@ -45,6 +48,7 @@ from imad.serve.auth import check_bearer
 from imad.serve.factory import PipelineFactory
 from imad.serve.limits import read_body
 from imad.serve.logs import log_event
+from imad.serve.metrics import ServerMetrics
 from imad.serve.model_names import listed_model_names, parse_model_name
 from imad.serve.models import (
     ModelCard,
@@ -57,6 +61,7 @@ from imad.serve.questions import question_from_request
 from imad.serve.runner import ClientDisconnected, PipelineRunner
 from imad.serve.settings import ServeSettings
 from imad.serve.streaming import sse_events
+from imad.serve.upstream import upstream_concurrency
 
 FINGERPRINT = f"imad-{__version__}"
 CLIENT_CLOSED_REQUEST = 499
@@ -80,14 +85,18 @@ def error_response(error: ServeError, request_id: str | None = None) -> JSONResp
 def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     """The routing server's app. Prepares the factory now, so bad config fails before serving."""
     factory.prepare(settings.ood_policy)
-    runner = PipelineRunner(factory, settings)
+    metrics = ServerMetrics()
+    runner = PipelineRunner(factory, settings, metrics)
     started = int(time.time())
+    limits = {"max_concurrency": settings.max_concurrency,
+              "upstream_max_concurrency": upstream_concurrency(factory.model),
+              "max_queue": settings.queue_limit, "queue_timeout_s": settings.queue_timeout_s}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         log_event("server_ready", upstream_model=factory.model.model_id, router=factory.router.name,
                   default_backend=settings.default_backend, default_tau=settings.default_tau,
-                  max_concurrency=settings.max_concurrency, auth=settings.api_key is not None)
+                  **limits, workers=settings.workers, auth=settings.api_key is not None)
         yield
         runner.close()
         log_event("server_stopped")
@@ -95,6 +104,7 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     app = FastAPI(title="imad routing server", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None, openapi_url=None)
     app.state.runner = runner
+    app.state.metrics = metrics
 
     @app.exception_handler(ServeError)
     async def on_serve_error(request: Request, error: ServeError) -> JSONResponse:
@@ -116,7 +126,15 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     @app.get("/health")
     async def health() -> dict[str, Any]:
         return {"status": "ok", "version": __version__, "upstream_model": factory.model.model_id,
-                "in_flight": runner.in_flight, "max_concurrency": settings.max_concurrency}
+                "in_flight": runner.in_flight, "waiting": runner.limiter.waiting, **limits}
+
+    @app.get("/metrics")
+    async def prometheus_metrics(request: Request) -> Response:
+        if not settings.metrics_public:
+            check_bearer(request.headers.get("authorization"), settings.api_key)
+        runner.report_load()
+        body, content_type = metrics.render()
+        return Response(body, media_type=content_type)
 
     @app.get("/v1/imad/stats")
     async def routing_stats(request: Request) -> dict[str, Any]:
@@ -146,6 +164,7 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
         clock = time.perf_counter()
         completion_id = f"chatcmpl-{uuid.uuid4().hex}"
         fields: dict[str, Any] = {"request_id": completion_id}
+        model_name: str | None = None  # the metrics' label, once the name is known to be valid
 
         def elapsed_ms() -> float:
             return round((time.perf_counter() - clock) * 1000, 1)
@@ -156,6 +175,7 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
             fields.update(model=chat.model, stream=chat.stream)
             choice = parse_model_name(chat.model, default_backend=settings.default_backend,
                                       default_tau=settings.default_tau)
+            model_name = choice.name.strip()
             question = question_from_request(chat, max_chars=settings.max_question_chars,
                                              question_id=completion_id)
             fields["question_chars"] = len(question.text) + len(question.context)
@@ -167,15 +187,18 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
             stage = "sending its request" if isinstance(error, ClientDisconnect) else "waiting for its answer"
             log_event("client_disconnected", level=logging.WARNING, status=CLIENT_CLOSED_REQUEST,
                       stage=stage, latency_ms=elapsed_ms(), **fields)
+            metrics.count_request(model_name, CLIENT_CLOSED_REQUEST)
             return Response(status_code=CLIENT_CLOSED_REQUEST)
         except ServeError as error:
             log_event("chat_completion", level=logging.WARNING if error.status < 500 else logging.ERROR,
                       status=error.status, code=error.code, error=error.message,
                       latency_ms=elapsed_ms(), **fields)
+            metrics.count_request(model_name, error.status)
             return error_response(error, completion_id)
         except Exception:
             log_event("chat_completion", level=logging.ERROR, exc_info=True, status=500,
                       latency_ms=elapsed_ms(), **fields)
+            metrics.count_request(model_name, 500)
             return error_response(ServeError(500, f"internal error; the server log has the details "
                                                   f"under request id {completion_id}",
                                              type="server_error", code="internal_error"), completion_id)
@@ -188,6 +211,7 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
                   prompt_tokens=completion.usage.prompt_tokens,
                   completion_tokens=completion.usage.completion_tokens, latency_ms=elapsed_ms(), **fields)
         headers = {"X-Imad-Decision": decision_header(info), "X-Request-Id": completion_id}
+        metrics.count_request(model_name, 200)
         if chat.stream:
             include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
             return StreamingResponse(sse_events(completion, include_usage=include_usage),

@@ -4,8 +4,10 @@ Each model name (`imad`, `imad-svrmad`, `imad-acemad-0.6`, …) is its own traff
 debate cost, so each gets its own `TriggerBudget`, created on its first request with that name's
 τ (the suffix, `--tau` or the checkpoint's) as the warm-up τ. All requests of a name share the
 budget (it is thread-safe), and `GET /v1/imad/stats` reports each one's τ and realized rate.
-A τ suffix can be any number, so the book holds at most `MAX_BUDGETS` names; a request for one
-more is refused (400) rather than letting a client grow the server's memory without bound.
+A τ suffix can be any number, so the book holds at most `MAX_BUDGETS` names with a suffix; a
+request for one more is refused (400) rather than letting a client grow the server's memory
+without bound. The server's own names (`imad`, `imad-acemad`, `imad-svrmad`) do not count
+against the cap: they always get a budget, however many suffixed names came first.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from imad.errors import ServeError
 from imad.pipeline import new_budget
 from imad.router.budget import TriggerBudget
-from imad.serve.model_names import ModelChoice
+from imad.serve.model_names import ModelChoice, listed_model_names
 
 MAX_BUDGETS = 64
 
@@ -38,7 +40,8 @@ class BudgetBook:
         with self._lock:
             budget = self._budgets.get(name)
             if budget is None:
-                if len(self._budgets) >= MAX_BUDGETS:
+                own = set(listed_model_names())
+                if name not in own and len(self._budgets.keys() - own) >= MAX_BUDGETS:
                     raise ServeError(400, f"this server already keeps trigger budgets for "
                                           f"{MAX_BUDGETS} model names; use one of "
                                           f"{', '.join(sorted(self._budgets)[:5])}…",

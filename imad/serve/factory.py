@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imad.critique.schema import CritiqueResponse
 from imad.llm.types import ChatModel
@@ -18,6 +18,9 @@ from imad.pipeline import Pipeline
 from imad.router import Router
 from imad.router.budget import TriggerBudget
 from imad.serve.model_names import SERVE_BACKENDS, ModelChoice
+
+if TYPE_CHECKING:
+    from imad.router.featurize import Featurizer
 
 WARM_UP_RESPONSE = CritiqueResponse(
     initial_answer="yes", initial_reasoning="It has answered a request before.",
@@ -45,12 +48,13 @@ class PipelineFactory:
         return cls(Router.load(router), chat_model_from_spec(llm), dict(backend_options or {}))
 
     def build(self, choice: ModelChoice, model: ChatModel | None = None, *,
-              budget: TriggerBudget | None = None) -> Pipeline:
+              budget: TriggerBudget | None = None, featurizer: Featurizer | None = None) -> Pipeline:
         """The pipeline for `choice`, calling `model` (default: the shared one), deciding with
-        the model name's `budget` if the server keeps one."""
+        the model name's `budget` if the server keeps one, extracting features with `featurizer`
+        (default: one extraction per request)."""
         return Pipeline(self.router, model if model is not None else self.model, choice.backend,
                         tau=choice.tau, backend_options=dict(self.backend_options.get(choice.backend, {})),
-                        budget=budget)
+                        budget=budget, featurizer=featurizer)
 
     def prepare(self, ood_policy: str | None = None) -> None:
         """Apply the server's `ood_policy` to the shared router, build every servable back-end

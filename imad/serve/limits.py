@@ -1,14 +1,18 @@
-"""The routing server's admission limits: request size and the number of running pipelines.
+"""The routing server's admission limits: request size, running pipelines and the wait before them.
 
-Both refuse early and cheaply. An oversized body is rejected from its Content-Length before it is
-read, and a chunked body as soon as it grows past the limit, so a client cannot make the server
-buffer more than `max_request_bytes`. A full server answers 429 with Retry-After at once instead
-of queueing: a queue would only turn overload into timeouts the client cannot tell apart.
+An oversized body is rejected from its Content-Length before it is read, and a chunked body as
+soon as it grows past the limit, so a client cannot make the server buffer more than
+`max_request_bytes`. At most `max_concurrency` pipelines run; beyond them requests wait in a
+bounded queue (`max_queue`), first come first served, and get 429 with Retry-After only when the
+queue is full or their wait passes `queue_timeout_s`: a short burst is absorbed, a sustained
+overload is refused at once instead of turning into timeouts the client cannot tell apart.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from collections import deque
 from typing import TYPE_CHECKING
 
 from imad.errors import ServeError
@@ -17,38 +21,79 @@ if TYPE_CHECKING:
     from starlette.requests import Request
 
 
-class ConcurrencyLimiter:
-    """At most `limit` slots taken at once; `acquire` refuses (429) instead of waiting.
+class AdmissionQueue:
+    """At most `limit` slots taken at once, and at most `max_queue` requests waiting for one.
 
-    Thread-safe: a slot is taken on the event loop and given back by the worker thread that ran
-    the pipeline, when the work has really ended.
+    `acquire` runs on the event loop; `release` may run in any thread (the worker thread that
+    ran the pipeline gives its slot back when the work has really ended). A released slot goes
+    straight to the oldest waiter, so a newcomer cannot overtake the queue.
     """
 
-    def __init__(self, limit: int, retry_after_s: int) -> None:
+    def __init__(self, limit: int, max_queue: int, queue_timeout_s: float, retry_after_s: int) -> None:
         self.limit = limit
+        self.max_queue = max_queue
+        self.queue_timeout_s = queue_timeout_s
         self.retry_after_s = retry_after_s
-        self._slots = threading.BoundedSemaphore(limit)
         self._lock = threading.Lock()
         self._in_use = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     @property
     def in_use(self) -> int:
         return self._in_use
 
-    def acquire(self) -> None:
-        """Take a slot, or raise ServeError 429 with Retry-After when all are taken."""
-        if not self._slots.acquire(blocking=False):
-            raise ServeError(429, f"the server is running its maximum of {self.limit} requests; "
-                                  f"retry after {self.retry_after_s} s",
-                             type="rate_limit_error", code="server_busy",
-                             headers={"Retry-After": str(self.retry_after_s)})
+    @property
+    def waiting(self) -> int:
+        return len(self._waiters)
+
+    def _refusal(self, why: str, code: str) -> ServeError:
+        return ServeError(429, f"{why}; retry after {self.retry_after_s} s",
+                          type="rate_limit_error", code=code,
+                          headers={"Retry-After": str(self.retry_after_s)})
+
+    async def acquire(self) -> None:
+        """Take a slot, waiting in the queue if needed; ServeError 429 when the queue is full
+        (`server_busy`) or the wait passed `queue_timeout_s` (`queue_timeout`)."""
         with self._lock:
-            self._in_use += 1
+            if self._in_use < self.limit:
+                self._in_use += 1
+                return
+            if len(self._waiters) >= self.max_queue:
+                raise self._refusal(f"the server is running its maximum of {self.limit} requests "
+                                    f"and {self.max_queue} more are waiting", "server_busy")
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter, self.queue_timeout_s)
+        except (asyncio.TimeoutError, asyncio.CancelledError) as error:
+            with self._lock:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+            if isinstance(error, asyncio.CancelledError):
+                raise
+            raise self._refusal(f"the request waited {self.queue_timeout_s:g} s for one of the "
+                                f"server's {self.limit} slots (--queue-timeout)",
+                                "queue_timeout") from None
 
     def release(self) -> None:
+        """Give a slot back (thread-safe): to the oldest waiter if there is one."""
         with self._lock:
+            while self._waiters:
+                waiter = self._waiters.popleft()
+                if not waiter.done():
+                    try:
+                        waiter.get_loop().call_soon_threadsafe(self._hand_over, waiter)
+                        return
+                    except RuntimeError:  # its loop is closed (shutdown): nobody waits there
+                        continue
             self._in_use -= 1
-        self._slots.release()
+
+    def _hand_over(self, waiter: asyncio.Future[None]) -> None:
+        """On the waiter's loop: pass it the slot, or pass the slot on if it stopped waiting."""
+        if waiter.done():
+            self.release()
+        else:
+            waiter.set_result(None)
 
 
 async def read_body(request: Request, max_bytes: int) -> bytes:

@@ -1,30 +1,37 @@
 """Running the blocking pipeline of a request off the event loop, within the server's limits.
 
-A request takes a concurrency slot (429 when none is free), its pipeline runs in a worker thread
-of a pool sized to the limit, and the request waits at most `request_timeout_s` (504 after).
+A request takes a concurrency slot, waiting in a bounded queue when none is free (429 when the
+queue is full or the wait too long, `imad.serve.limits`), its pipeline runs in a worker thread
+of a pool sized to the limit (its features extracted in one batch with those of the other
+requests waiting for theirs, `imad.serve.batcher`), and the request waits at most `request_timeout_s` (504 after).
 Python cannot stop a thread, so each pipeline calls its model through a `CancellableChat`: when
 the request times out or its client disconnects, the pipeline is cancelled and stops at its next
 LLM call boundary, then frees its slot (the call already running finishes first). The slot is
 given back only when the work has really ended, so the limit bounds the work actually running.
 A pipeline that produced no answer is reported with the upstream failure behind it (502/504);
-a question whose prompt cannot fit the model's context is a 413.
+a question whose prompt cannot fit the model's context is a 413. Every admitted request is
+counted in exactly one outcome of the server's metrics (`imad.serve.outcomes`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from imad.errors import InputTooLargeError, RequestCancelledError, ServeError
+from imad.errors import InputTooLargeError, LLMError, RequestCancelledError, ServeError
 from imad.llm.cancel import CancellableChat
 from imad.pipeline import Pipeline, PipelineAnswer
 from imad.question import Question
+from imad.serve.batcher import FeatureBatcher
 from imad.serve.budgets import BudgetBook
 from imad.serve.factory import PipelineFactory
-from imad.serve.limits import ConcurrencyLimiter
+from imad.serve.limits import AdmissionQueue
 from imad.serve.logs import log_event
+from imad.serve.metrics import ServerMetrics
 from imad.serve.model_names import ModelChoice
+from imad.serve.outcomes import CANCELLED, FAILED, TIMED_OUT, decision_outcome
 from imad.serve.settings import ServeSettings
 from imad.serve.upstream import UpstreamWatch, upstream_failure
 
@@ -36,12 +43,16 @@ class ClientDisconnected(Exception):
 class PipelineRunner:
     """Answers questions for the server: slot, worker thread, timeout, cancellation, failure mapping."""
 
-    def __init__(self, factory: PipelineFactory, settings: ServeSettings) -> None:
+    def __init__(self, factory: PipelineFactory, settings: ServeSettings,
+                 metrics: ServerMetrics | None = None) -> None:
         self.factory = factory
+        self.metrics = metrics or ServerMetrics()
         self.budgets = (None if settings.target_trigger_rate is None else BudgetBook(
             settings.target_trigger_rate, settings.budget_window, factory.router.tau))
         self.timeout_s = settings.request_timeout_s
-        self.limiter = ConcurrencyLimiter(settings.max_concurrency, settings.retry_after_s)
+        self.limiter = AdmissionQueue(settings.max_concurrency, settings.queue_limit,
+                                      settings.queue_timeout_s, settings.retry_after_s)
+        self.featurizer = FeatureBatcher()
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
                                             thread_name_prefix="imad-serve")
 
@@ -52,17 +63,52 @@ class PipelineRunner:
     async def answer(self, question: Question, choice: ModelChoice, *,
                      disconnected: Callable[[], Awaitable[None]] | None = None,
                      request_id: str = "") -> PipelineAnswer:
-        """The pipeline's answer, or ServeError 429 (full), 413 (prompt too large), 504 (too
-        slow), 502 (no answer); ClientDisconnected when `disconnected()` returns first."""
-        self.limiter.acquire()
-        model = CancellableChat(self.factory.model)
-        watch = UpstreamWatch(model)
+        """The pipeline's answer, or ServeError 429 (queue full or waited too long), 413 (prompt
+        too large), 504 (too slow), 502 (no answer); ClientDisconnected when `disconnected()`
+        returns first."""
+        try:
+            await self.limiter.acquire()
+        finally:
+            self.report_load()
+        clock = time.perf_counter()
+        outcome = FAILED
+        try:
+            answer, upstream_errors = await self._run(question, choice, disconnected, request_id)
+            outcome = decision_outcome(answer)
+            self.metrics.observe_answer(answer)
+            if self.budgets is not None:
+                self.metrics.observe_budgets(self.budgets.stats())
+        except ClientDisconnected:
+            outcome = CANCELLED
+            raise
+        except ServeError as error:
+            outcome = TIMED_OUT if error.code == "request_timeout" else outcome
+            raise
+        finally:
+            self.metrics.count_outcome(choice.name, outcome, time.perf_counter() - clock)
+        if answer.source == "none":
+            raise upstream_failure(upstream_errors) or ServeError(
+                502, f"the model gave no usable answer: {answer.error}", type="upstream_error",
+                code="no_usable_answer")
+        return answer
+
+    def report_load(self) -> None:
+        """Put the slots in use and the queue's length into the metrics' gauges."""
+        self.metrics.set_load(self.limiter.in_use, self.limiter.waiting)
+
+    async def _run(self, question: Question, choice: ModelChoice,
+                   disconnected: Callable[[], Awaitable[None]] | None,
+                   request_id: str) -> tuple[PipelineAnswer, list[LLMError]]:
+        """Run the pipeline of an admitted request (its slot is taken) in a worker thread."""
+        watch = UpstreamWatch(self.factory.model, on_call=self.metrics.observe_upstream_call)
+        model = CancellableChat(watch)
         try:
             budget = None if self.budgets is None else self.budgets.budget_for(choice)
-            pipeline = self.factory.build(choice, watch, budget=budget)
+            pipeline = self.factory.build(choice, model, budget=budget, featurizer=self.featurizer)
             future = self._executor.submit(self._work, pipeline, question, request_id)
         except BaseException:
             self.limiter.release()
+            self.report_load()
             raise
         work = asyncio.wrap_future(future)
         work.add_done_callback(_retrieve)
@@ -87,11 +133,7 @@ class PipelineRunner:
             answer = work.result()
         except InputTooLargeError as error:
             raise ServeError(413, str(error), code="context_length_exceeded", param="messages") from None
-        if answer.source == "none":
-            raise upstream_failure(watch.errors) or ServeError(
-                502, f"the model gave no usable answer: {answer.error}", type="upstream_error",
-                code="no_usable_answer")
-        return answer
+        return answer, watch.errors
 
     def _work(self, pipeline: Pipeline, question: Question, request_id: str) -> PipelineAnswer:
         cancelled: RequestCancelledError | None = None
@@ -102,12 +144,14 @@ class PipelineRunner:
             raise
         finally:
             self.limiter.release()
+            self.report_load()
             if cancelled is not None:
                 log_event("pipeline_cancelled", request_id=request_id, reason=str(cancelled))
 
     def close(self) -> None:
         """Stop taking work; pipelines already running finish in their threads."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self.featurizer.close()
 
 
 def _retrieve(future: asyncio.Future) -> None:

@@ -1,4 +1,8 @@
-"""Running the routing app under uvicorn: in the foreground (`imad serve`) or in a thread.
+"""Running the routing app under uvicorn: in the foreground (`imad serve`), as N worker
+processes (`--workers`, uvicorn's own supervisor) or in a thread.
+
+The port is bound here before anything else starts, so a port in use or an unresolvable host is
+one `error:` line (ConfigError naming --port / --host) and no `server_ready` is ever logged.
 
 Shutdown is uvicorn's graceful one: on SIGTERM/SIGINT (or `BackgroundServer.stop`) it stops
 accepting connections, lets in-flight requests finish for up to `shutdown_timeout_s`, then runs
@@ -8,11 +12,16 @@ the app's shutdown. uvicorn's access log is off: the app logs one JSON line per 
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import socket
+import tempfile
 import threading
 import time
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from imad.errors import MissingDependencyError
+from imad.errors import ConfigError, MissingDependencyError
 from imad.serve.settings import ServeSettings
 
 if TYPE_CHECKING:
@@ -26,18 +35,65 @@ def require_serve_dependencies() -> None:
             raise MissingDependencyError(package, "pip install 'imad[serve]'", "imad serve")
 
 
-def uvicorn_config(app: Any, settings: ServeSettings, *, host: str, port: int) -> uvicorn.Config:
+WORKER_CONFIG_ENV = "IMAD_SERVE_WORKER_CONFIG"
+"""What each worker process builds its app from (JSON: settings, router, llm, log level)."""
+
+
+def uvicorn_config(app: Any, settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 0,
+                   **options: Any) -> uvicorn.Config:
     import uvicorn
 
     return uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, log_config=None,
-                          timeout_graceful_shutdown=settings.shutdown_timeout_s, server_header=False)
+                          timeout_graceful_shutdown=settings.shutdown_timeout_s, server_header=False,
+                          **options)
 
 
-def serve(app: Any, settings: ServeSettings, *, host: str, port: int) -> None:
-    """Serve until SIGTERM/SIGINT, then shut down gracefully (blocks)."""
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port, or ConfigError naming the flag that cannot work."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as error:
+        raise ConfigError("--host", f"cannot resolve {host!r}: {error}") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as error:
+        sock.close()
+        raise ConfigError("--port", f"cannot listen on {host}:{port}: {error.strerror or error}; "
+                                    "pick a free --port or stop what holds it") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(app: Any, settings: ServeSettings, *, sock: socket.socket) -> None:
+    """Serve on `sock` until SIGTERM/SIGINT, then shut down gracefully (blocks)."""
     import uvicorn
 
-    uvicorn.Server(uvicorn_config(app, settings, host=host, port=port)).run()
+    uvicorn.Server(uvicorn_config(app, settings)).run(sockets=[sock])
+
+
+def serve_workers(sock: socket.socket, settings: ServeSettings, *, router: str | None, llm: str,
+                  api_key_env: str | None, log_level: str = "info") -> None:
+    """Serve with `settings.workers` processes under uvicorn's supervisor (blocks).
+
+    Each worker builds its own app from the import string `imad.serve.worker:app_from_environment`,
+    so router, model, slots, queue and budgets are per process. Metrics are summed over the
+    workers through prometheus_client's multiprocess mode (a temporary directory, unless
+    PROMETHEUS_MULTIPROC_DIR is set already).
+    """
+    from uvicorn.supervisors import Multiprocess
+
+    worker_settings = {key: value for key, value in asdict(settings).items() if key != "api_key"}
+    os.environ[WORKER_CONFIG_ENV] = json.dumps({"settings": worker_settings, "router": router,
+                                                "llm": llm, "api_key_env": api_key_env,
+                                                "log_level": log_level})
+    with tempfile.TemporaryDirectory(prefix="imad-metrics-") as metrics_dir:
+        os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", metrics_dir)
+        config = uvicorn_config("imad.serve.worker:app_from_environment", settings, factory=True,
+                                workers=settings.workers)
+        Multiprocess(config, sockets=[sock]).run()
 
 
 class BackgroundServer:

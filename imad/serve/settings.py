@@ -15,6 +15,15 @@ from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
 from imad.serve.model_names import SERVE_BACKENDS
 
 
+QUEUE_PER_SLOT = 4
+"""Default queue length per concurrency slot: a burst of four times the slots waits, no more."""
+MAX_CONCURRENCY = 4096
+MAX_QUEUE = 65_536
+MAX_WORKERS = 256
+MAX_WAIT_S = 86_400.0
+"""Upper bounds no real deployment needs (threads, waiting requests, processes, one day)."""
+
+
 @dataclass(frozen=True)
 class ServeSettings:
     """How `imad serve` answers requests. Every number must be finite (NaN and inf are refused).
@@ -22,8 +31,14 @@ class ServeSettings:
     api_key: when set, every /v1 request needs `Authorization: Bearer <api_key>`.
     max_request_bytes: largest request body read; larger bodies get 413 before parsing.
     max_question_chars: longest question (+ `imad.context`) accepted; longer ones get 413.
-    max_concurrency: pipelines running at once; a request beyond that gets 429 at once, with
-        `Retry-After: retry_after_s`, rather than waiting in a queue that hides the overload.
+    max_concurrency: pipelines running at once (per process). The upstream client's own limit
+        follows it unless the `--llm` spec sets one (then the smaller wins; /health shows both).
+    max_queue: requests waiting for a slot beyond those; one more gets 429 with
+        `Retry-After: retry_after_s` at once. None: `QUEUE_PER_SLOT` × max_concurrency.
+    queue_timeout_s: a request still waiting after this gets 429 (`queue_timeout`).
+    workers: server processes on the port (uvicorn's workers); limits, queue and budgets are
+        per process.
+    metrics_public: serve `GET /metrics` without the API key (for a scraper inside the network).
     request_timeout_s: a pipeline still running after this gets 504 and is cancelled at its next
         LLM call (its slot stays taken until then, so timed-out work cannot pile up beyond
         `max_concurrency`).
@@ -42,6 +57,10 @@ class ServeSettings:
     max_request_bytes: int = 262_144
     max_question_chars: int = MAX_QUESTION_CHARS
     max_concurrency: int = 4
+    max_queue: int | None = None
+    queue_timeout_s: float = 10.0
+    workers: int = 1
+    metrics_public: bool = False
     request_timeout_s: float = 300.0
     retry_after_s: int = 2
     default_backend: str = "acemad"
@@ -56,7 +75,11 @@ class ServeSettings:
         "api_key": (None, Text(max_chars=4_096)),
         "max_request_bytes": Integer(1_024, 64 * 2**20),
         "max_question_chars": Integer(1, MAX_QUESTION_CHARS),
-        "max_concurrency": Integer(1, 1_024),
+        "max_concurrency": Integer(1, MAX_CONCURRENCY),
+        "max_queue": (None, Integer(0, MAX_QUEUE)),
+        "queue_timeout_s": Real(0.0, MAX_WAIT_S, closed="right"),
+        "workers": Integer(1, MAX_WORKERS),
+        "metrics_public": Boolean(),
         "request_timeout_s": Real(0.0, MAX_TIMEOUT_S, closed="right"),
         "retry_after_s": Integer(1, 3_600),
         "default_backend": Options(*SERVE_BACKENDS),
@@ -73,10 +96,15 @@ class ServeSettings:
     def __post_init__(self) -> None:
         check_fields(self, label=serve_flag)
 
+    @property
+    def queue_limit(self) -> int:
+        """The queue length in force (`max_queue`, or its default for `max_concurrency`)."""
+        return QUEUE_PER_SLOT * self.max_concurrency if self.max_queue is None else self.max_queue
+
 
 FLAGS = {"api_key": "--api-key-env", "request_timeout_s": "--request-timeout",
          "retry_after_s": "--retry-after", "default_backend": "--backend", "default_tau": "--tau",
-         "shutdown_timeout_s": "--shutdown-timeout"}
+         "shutdown_timeout_s": "--shutdown-timeout", "queue_timeout_s": "--queue-timeout"}
 """The `imad serve` flag of each setting whose flag is not `--` + its name with dashes."""
 
 

@@ -4,14 +4,17 @@ The pipeline never raises for a failed LLM call: it records the error as text an
 falls back, which is right for batch evaluation but hides from an HTTP client *why* no answer
 came. `UpstreamWatch` wraps the chat model for one request and keeps every `LLMError` it saw, so
 the server can answer a pipeline that produced nothing with the upstream's own typed error:
-504 for a timeout, 502 for a dropped connection, a 5xx or an unusable reply.
+504 for a timeout, 502 for a dropped connection, a 5xx or an unusable reply. It also reports
+each call's duration and error to `on_call` (the server's metrics).
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from urllib.parse import parse_qsl
 
 from imad.errors import (
     LLMError,
@@ -20,6 +23,7 @@ from imad.errors import (
     ServeError,
     TruncatedResponseError,
 )
+from imad.llm.batch import run_batch
 from imad.llm.context import check_fits
 from imad.llm.types import ChatModel, ChatRequest, ChatResponse
 
@@ -32,8 +36,11 @@ class UpstreamWatch:
     debate round sends its calls concurrently.
     """
 
-    def __init__(self, inner: ChatModel) -> None:
+    def __init__(self, inner: ChatModel,
+                 on_call: Callable[[float, BaseException | None], None] | None = None) -> None:
         self.inner = inner
+        self.on_call = on_call
+        self.max_concurrency = upstream_concurrency(inner)
         self.model_id = inner.model_id
         self.supports_json_schema = inner.supports_json_schema
         self.supports_logprobs = inner.supports_logprobs
@@ -54,18 +61,33 @@ class UpstreamWatch:
         check_fits(self.inner, request)
 
     def chat(self, request: ChatRequest) -> ChatResponse:
+        started = time.perf_counter()
+        failure: BaseException | None = None
         try:
             return self.inner.chat(request)
         except LLMError as error:
+            failure = error
             self._record(error)
             raise
+        finally:
+            if self.on_call is not None:
+                self.on_call(time.perf_counter() - started, failure)
 
     def chat_batch(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | Exception]:
-        replies = self.inner.chat_batch(requests)
-        for reply in replies:
-            if isinstance(reply, Exception):
-                self._record(reply)
-        return replies
+        """Each request through `chat` (so each is timed and recorded), as concurrently as the
+        upstream client allows."""
+        return run_batch(self.chat, requests, max_concurrency=self.max_concurrency)
+
+
+def upstream_concurrency(model: ChatModel) -> int:
+    """How many calls `model` sends at once: its `max_concurrency`, looking through wrappers
+    (`inner`) such as a cache; 1 for a model without one (llama.cpp runs one call at a time)."""
+    while model is not None:
+        limit = getattr(model, "max_concurrency", None)
+        if isinstance(limit, int):
+            return limit
+        model = getattr(model, "inner", None)
+    return 1
 
 
 def upstream_failure(errors: Sequence[LLMError]) -> ServeError | None:
@@ -86,3 +108,19 @@ def upstream_failure(errors: Sequence[LLMError]) -> ServeError | None:
                           headers={"Retry-After": str(retry_after)})
     return ServeError(502, f"the upstream model server failed: {detail}",
                       type="upstream_error", code="upstream_failed")
+
+
+def spec_with_concurrency(spec: str, max_concurrency: int) -> str:
+    """The `--llm` spec with the server's `--max-concurrency` as the upstream client's limit.
+
+    Only an `openai:` spec has such a limit (llama.cpp runs one call at a time). A spec that
+    sets `max_concurrency` itself keeps it: the smaller of the two limits then governs, and
+    /health shows both. Without this, the client's default (4) would cap a server of 32 slots.
+    """
+    inner = spec.strip().rpartition("::")[2] if spec.strip().startswith("cached:") else spec.strip()
+    head, _, query = inner.partition("?")
+    if not head.startswith("openai:"):
+        return spec
+    if any(key == "max_concurrency" for key, _ in parse_qsl(query, keep_blank_values=True)):
+        return spec
+    return f"{spec.strip()}{'&' if '?' in inner else '?'}max_concurrency={max_concurrency}"

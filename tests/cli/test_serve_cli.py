@@ -110,3 +110,41 @@ def test_serve_process_answers_and_stops_on_sigterm(router_dir, tmp_path):
     assert "server_ready" in events and "server_stopped" in events  # the shutdown ran to its end
     [request] = [line for line in lines if line["event"] == "chat_completion"]
     assert request["status"] == 200 and "question" not in request
+
+
+@pytest.mark.slow
+def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp_path):
+    """`imad serve --workers 2`: uvicorn's workers, each building its app from the import string;
+    /metrics of whichever worker answers sums the multiprocess files of both."""
+    from imad.serve.metrics import sample_values
+
+    cache = CachedChat(ScriptedChat(echo_respond, model_id="echo"), tmp_path / "calls.sqlite")
+    for index in range(8):
+        assert SelfCritique(cache).run(Question(tagged_question(index))).ok
+    cache.close()
+    port = free_port()
+    command = [sys.executable, "-m", "imad.cli.main", "serve", "--router", str(router_dir),
+               "--llm", f"cached:{tmp_path / 'calls.sqlite'}::openai:echo@http://127.0.0.1:9/v1?max_retries=0",
+               "--tau", "0", "--port", str(port), "--workers", "2", "--metrics-public"]
+    env = {key: value for key, value in os.environ.items() if key != "PROMETHEUS_MULTIPROC_DIR"}
+    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        ready = 0
+        while ready < 2:  # each worker logs server_ready once its app is built
+            line = process.stderr.readline()
+            assert line, "imad serve --workers 2 exited before both workers were ready"
+            ready += '"server_ready"' in line
+        for index in range(8):
+            body = {"model": "imad", "messages": [{"role": "user", "content": tagged_question(index)}]}
+            response = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=60)
+            assert response.status_code == 200 and response.json()["choices"][0]["message"]["content"] == str(index)
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert sum(v for _, v in sample_values(text, "imad_requests_total")) == 8
+    assert sum(v for labels, v in sample_values(text, "imad_decisions_total")
+               if labels["outcome"] == "kept") == 8

@@ -127,3 +127,15 @@ def test_ood_policy_escalate_needs_statistics_and_is_reported(start_server):
     assert info["escalated"] is True and info["source"] == "debate"  # kept by τ = 0, escalated by OOD
     assert any("(ood_policy escalate)" in reason for reason in info["reasons"])
     assert stats_of(server)["ood_statistics"] is True and stats_of(server)["ood_policy"] == "escalate"
+
+
+def test_the_servers_own_names_get_a_budget_after_the_cap_is_reached():
+    book = BudgetBook(0.2, 100, 0.7)
+    for index in range(MAX_BUDGETS):
+        book.budget_for(ModelChoice(f"imad-svrmad-0.{index}", "svrmad", index / 100))
+    own = [book.budget_for(ModelChoice(name, name.removeprefix("imad-") if "-" in name else "acemad",
+                                       None)) for name in ("imad", "imad-acemad", "imad-svrmad")]
+    assert len({id(budget) for budget in own}) == 3
+    assert sorted(book.stats())[:3] == ["imad", "imad-acemad", "imad-svrmad"]
+    with pytest.raises(ServeError, match="trigger budgets"):
+        book.budget_for(ModelChoice("imad-svrmad-0.999", "svrmad", 0.999))

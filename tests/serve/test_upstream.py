@@ -154,15 +154,34 @@ def test_watch_records_failed_calls_of_single_and_batched_requests():
     class Failing:
         model_id, supports_json_schema, supports_logprobs = "failing", True, False
 
+        def __init__(self):
+            self.failures = [LLMConnectionError("down"), LLMServerError("HTTP 503"),
+                             LLMServerError("HTTP 503")]
+
         def chat(self, request):
-            raise LLMConnectionError("down")
+            raise self.failures.pop(0)
 
-        def chat_batch(self, requests):
-            return [LLMServerError("HTTP 503") for _ in requests]
-
-    watch = UpstreamWatch(Failing())
+    calls = []
+    watch = UpstreamWatch(Failing(), on_call=lambda seconds, error: calls.append(type(error)))
     request = ChatRequest((Message("user", "hi"),))
     with pytest.raises(LLMConnectionError):
         watch.chat(request)
+    # a batch goes call by call through `chat`, so each call is timed and recorded
     assert [type(r) for r in watch.chat_batch([request, request])] == [LLMServerError, LLMServerError]
     assert [type(e) for e in watch.errors] == [LLMConnectionError, LLMServerError, LLMServerError]
+    assert calls == [LLMConnectionError, LLMServerError, LLMServerError]
+
+
+def test_the_upstream_client_follows_the_servers_concurrency_unless_the_spec_sets_it():
+    from imad.serve.upstream import spec_with_concurrency
+
+    assert spec_with_concurrency("openai:m@http://h/v1", 32) == "openai:m@http://h/v1?max_concurrency=32"
+    assert (spec_with_concurrency("openai:m?timeout=5", 8) == "openai:m?timeout=5&max_concurrency=8")
+    assert spec_with_concurrency("openai:m?max_concurrency=2", 32) == "openai:m?max_concurrency=2"
+    assert (spec_with_concurrency("cached:c.sqlite::openai:m", 16)
+            == "cached:c.sqlite::openai:m?max_concurrency=16")
+    assert spec_with_concurrency("local", 32) == "local"
+    from imad.llm.spec import chat_model_from_spec
+    from imad.serve.upstream import upstream_concurrency
+
+    assert upstream_concurrency(chat_model_from_spec(spec_with_concurrency("openai:m@http://h/v1", 32))) == 32

@@ -1,0 +1,161 @@
+"""Prometheus metrics of the routing server, served at `GET /metrics` (issue 20, SPEC §15).
+
+What an operator of a router must see: requests by model name and status code, decisions by
+outcome (`imad.serve.outcomes`: every request that reached the pipeline in exactly one), the
+router's score, τ and the realized trigger rate of each budget, tokens by phase, upstream call
+latency and errors, queue depth and in-flight pipelines. Names follow Prometheus conventions
+(`imad_…_total` counters, `_seconds` in base units).
+
+Each app owns a private `CollectorRegistry`, so several apps in one process (tests, notebooks)
+do not collide. Under `imad serve --workers N` the parent sets `PROMETHEUS_MULTIPROC_DIR`
+before the workers start; prometheus_client then keeps every value in files there and
+`/metrics` of any worker reports the sum over all of them (gauges: live processes' sum for the
+queue and in-flight, one series per process for the per-process budgets).
+
+Model names are client-chosen (any τ suffix is valid), so the `model` label keeps at most
+`MAX_MODEL_LABELS` distinct names and reports the rest as "other".
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from imad.pipeline import PipelineAnswer
+from imad.serve.outcomes import OUTCOMES
+
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+MAX_MODEL_LABELS = 32
+OTHER_MODEL = "other"
+INVALID_MODEL = "invalid"
+SCORE_BUCKETS = tuple(round(0.05 * step, 2) for step in range(1, 21))
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+PHASES = {"self_critique": "self_critique", "debate": "debate"}
+"""The trace stage of each LLM call → the `phase` label of the token counter."""
+
+
+def multiprocess_mode() -> bool:
+    """True when the values live in files shared by several worker processes."""
+    return bool(os.environ.get(MULTIPROCESS_ENV))
+
+
+class ModelLabels:
+    """The `model` label of a request: its name while fewer than `limit` names were seen."""
+
+    def __init__(self, limit: int = MAX_MODEL_LABELS) -> None:
+        self.limit = limit
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def label(self, name: str | None) -> str:
+        if name is None:
+            return INVALID_MODEL
+        with self._lock:
+            if name in self._seen:
+                return name
+            if len(self._seen) < self.limit:
+                self._seen.add(name)
+                return name
+        return OTHER_MODEL
+
+
+class ServerMetrics:
+    """The server's metrics and the calls that update them (thread-safe, like prometheus_client)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.models = ModelLabels()
+        registry = self.registry
+        self.requests = Counter("imad_requests", "Chat completion requests answered, by model name "
+                                "and HTTP status", ["model", "code"], registry=registry)
+        self.decisions = Counter("imad_decisions", "Requests that reached the pipeline, by the one "
+                                 "outcome each ended in", ["model", "outcome"], registry=registry)
+        self.score = Histogram("imad_router_score", "The router's p (probability the self-critique "
+                               "answer is correct) of scored answers", buckets=SCORE_BUCKETS,
+                               registry=registry)
+        self.tau = Gauge("imad_budget_tau", "τ the trigger budget of a model name uses now",
+                         ["model"], registry=registry, multiprocess_mode="all")
+        self.trigger_rate = Gauge("imad_budget_realized_trigger_rate", "Share of escalated answers "
+                                  "in the budget's window", ["model"], registry=registry,
+                                  multiprocess_mode="all")
+        self.tokens = Counter("imad_tokens", "LLM tokens spent, by phase and kind",
+                              ["phase", "kind"], registry=registry)
+        self.upstream_latency = Histogram("imad_upstream_request_duration_seconds", "Duration of "
+                                          "each call to the upstream model server",
+                                          buckets=LATENCY_BUCKETS, registry=registry)
+        self.upstream_errors = Counter("imad_upstream_errors", "Failed upstream calls, by error type",
+                                       ["type"], registry=registry)
+        self.request_latency = Histogram("imad_request_duration_seconds", "Time from request to "
+                                         "answer of the requests that reached the pipeline",
+                                         buckets=LATENCY_BUCKETS, registry=registry)
+        self.queue_depth = Gauge("imad_queue_depth", "Requests waiting for a pipeline slot",
+                                 registry=registry, multiprocess_mode="livesum")
+        self.in_flight = Gauge("imad_in_flight", "Pipelines running", registry=registry,
+                               multiprocess_mode="livesum")
+        for outcome in OUTCOMES:
+            self.decisions.labels(model=OTHER_MODEL, outcome=outcome)
+        for phase in PHASES.values():
+            for kind in ("prompt", "completion"):
+                self.tokens.labels(phase=phase, kind=kind)
+
+    def model_label(self, name: str | None) -> str:
+        return self.models.label(name)
+
+    def count_request(self, model: str | None, status: int) -> None:
+        self.requests.labels(model=self.model_label(model), code=str(status)).inc()
+
+    def count_outcome(self, model: str, outcome: str, latency_s: float) -> None:
+        self.decisions.labels(model=self.model_label(model), outcome=outcome).inc()
+        self.request_latency.observe(latency_s)
+
+    def observe_answer(self, answer: PipelineAnswer) -> None:
+        """The score and tokens of one answer."""
+        if answer.decision.p is not None:
+            self.score.observe(answer.decision.p)
+        for call in answer.trace:
+            phase = PHASES.get(call.get("stage", ""), "debate")
+            self.tokens.labels(phase=phase, kind="prompt").inc(call["prompt_tokens"])
+            self.tokens.labels(phase=phase, kind="completion").inc(call["completion_tokens"])
+
+    def observe_budgets(self, budgets: dict[str, dict[str, Any]]) -> None:
+        """τ and the realized rate of each budget (`BudgetBook.stats()`)."""
+        for name, stats in budgets.items():
+            label = self.model_label(name)
+            if stats.get("threshold") is not None:
+                self.tau.labels(model=label).set(stats["threshold"])
+            if stats.get("realized_rate") is not None:
+                self.trigger_rate.labels(model=label).set(stats["realized_rate"])
+
+    def observe_upstream_call(self, duration_s: float, error: BaseException | None) -> None:
+        self.upstream_latency.observe(duration_s)
+        if error is not None:
+            self.upstream_errors.labels(type=type(error).__name__).inc()
+
+    def set_load(self, in_flight: int, waiting: int) -> None:
+        self.in_flight.set(in_flight)
+        self.queue_depth.set(waiting)
+
+    def render(self) -> tuple[bytes, str]:
+        """The exposition text and its content type: this process's, or every worker's."""
+        if multiprocess_mode():
+            from prometheus_client import multiprocess
+
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)
+            return generate_latest(registry), CONTENT_TYPE_LATEST
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+def sample_values(text: str, name: str) -> Iterable[tuple[dict[str, str], float]]:
+    """The (labels, value) samples of metric family `name` in exposition `text` (for tests)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name:
+                yield sample.labels, sample.value

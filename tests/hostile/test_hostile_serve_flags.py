@@ -1,0 +1,61 @@
+"""Hostile values of `imad serve`'s queue, worker and metrics flags, and a port that cannot be bound.
+
+Every row is exit 2 with one `error:` line naming the flag, before any model loads or any
+`server_ready` is logged.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from imad.cli.main import main
+from tests.router.router_helpers import make_router
+
+HUGE = "9" * 400
+
+
+@pytest.fixture(scope="module")
+def router_dir(tmp_path_factory):
+    return make_router().save(tmp_path_factory.mktemp("router") / "router")
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--max-queue", "-1"], "--max-queue: must be in [0, 65536]"),
+    (["--max-queue", HUGE], "--max-queue: must be in [0, 65536]"),
+    (["--queue-timeout", "0"], "--queue-timeout: must be a number of seconds in (0, 86400]"),
+    (["--queue-timeout", "nan"], "--queue-timeout: must be a number of seconds in (0, 86400]"),
+    (["--queue-timeout", "1e999"], "--queue-timeout: must be a number of seconds in (0, 86400]"),
+    (["--queue-timeout=-inf"], "--queue-timeout: must be a number of seconds in (0, 86400]"),
+    (["--queue-timeout", "1e308"], "--queue-timeout: must be a number of seconds in (0, 86400]"),
+    (["--workers", "0"], "--workers: must be in [1, 256]"),
+    (["--workers", HUGE], "--workers: must be in [1, 256]"),
+    (["--max-concurrency", HUGE], "--max-concurrency: must be <= 4096"),
+    (["--budget-window", "100"], "--budget-window: sets the window of a trigger budget"),
+    (["--host", "no-such-host.invalid"], "--host: cannot resolve 'no-such-host.invalid'"),
+    (["--host", "\udcff"], "--host: cannot resolve"),
+])
+def test_bad_serve_flag_is_one_error_line_and_exit_2(router_dir, capsys, flags, message):
+    assert main(["serve", "--router", str(router_dir), *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "server_ready" not in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if "error:" in line]) == 1
+
+
+@pytest.mark.parametrize("flags", [["--metrics-public=yes"], ["--workers", "two"], ["--max-queue", "1.5"]])
+def test_malformed_flag_values_are_argparse_usage_errors(router_dir, flags):
+    with pytest.raises(SystemExit) as caught:
+        main(["serve", "--router", str(router_dir), *flags])
+    assert caught.value.code == 2
+
+
+def test_a_port_in_use_is_one_error_line_and_no_server_ready(router_dir, capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert main(["serve", "--router", str(router_dir), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"--port: cannot listen on 127.0.0.1:{port}" in err
+    assert "server_ready" not in err and "Traceback" not in err

@@ -1,0 +1,112 @@
+"""`GET /metrics`: auth, the Prometheus text format, and one outcome per admitted request."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import httpx
+import pytest
+
+from imad.pipeline import Pipeline
+from imad.router.decision import non_finite_decision, unparsed_decision
+from imad.serve import ServeSettings
+from imad.serve.metrics import ModelLabels, sample_values
+from imad.serve.outcomes import OUTCOMES, decision_outcome
+from tests.serve.conftest import API_KEY
+from tests.support.serving import echo_chat, echo_factory, tagged_question
+
+
+def metrics_url(server) -> str:
+    return server.base_url.removesuffix("/v1") + "/metrics"
+
+
+def ask(server, model: str, index: int, key: str = API_KEY) -> httpx.Response:
+    return httpx.post(f"{server.base_url}/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                      json={"model": model, "messages": [{"role": "user", "content": tagged_question(index)}]},
+                      timeout=60)
+
+
+def values(text: str, name: str) -> dict[tuple, float]:
+    return {tuple(sorted(labels.items())): value for labels, value in sample_values(text, name)}
+
+
+def test_metrics_need_the_key_like_v1_and_parse(start_server):
+    server = start_server()
+    assert httpx.get(metrics_url(server)).status_code == 401
+    answered = [ask(server, "imad-svrmad-0", 1), ask(server, "imad-svrmad-1", 2)]
+    assert [response.status_code for response in answered] == [200, 200]
+    assert ask(server, "no-such-model", 3).status_code == 404
+    assert ask(server, "imad", 4, key="wrong").status_code == 401
+    response = httpx.get(metrics_url(server), headers={"Authorization": f"Bearer {API_KEY}"})
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    text = response.text
+    requests = values(text, "imad_requests_total")
+    assert requests[(("code", "200"), ("model", "imad-svrmad-0"))] == 1
+    assert requests[(("code", "404"), ("model", "invalid"))] == 1
+    assert requests[(("code", "401"), ("model", "invalid"))] == 1
+    decisions = {labels: value for labels, value in values(text, "imad_decisions_total").items() if value}
+    assert decisions == {(("model", "imad-svrmad-0"), ("outcome", "kept")): 1,
+                         (("model", "imad-svrmad-1"), ("outcome", "escalated_below_tau")): 1}
+    tokens = values(text, "imad_tokens_total")
+    assert tokens[(("kind", "prompt"), ("phase", "self_critique"))] > 0
+    assert tokens[(("kind", "completion"), ("phase", "debate"))] > 0  # the escalated one debated
+    upstream_calls = sum(v for _, v in sample_values(text, "imad_upstream_request_duration_seconds_count"))
+    assert upstream_calls == sum(response.json()["imad"]["llm_calls"] for response in answered) > 2
+    assert sum(v for _, v in sample_values(text, "imad_router_score_count")) == 2
+
+
+def test_metrics_public_serves_them_without_the_key(start_server):
+    server = start_server(ServeSettings(api_key=API_KEY, metrics_public=True))
+    response = httpx.get(metrics_url(server))
+    assert response.status_code == 200 and "imad_decisions_total" in response.text
+
+
+def test_budgets_export_tau_and_the_realized_rate(start_server):
+    server = start_server(ServeSettings(api_key=API_KEY, target_trigger_rate=0.5, budget_window=10))
+    for index in range(3):
+        assert ask(server, "imad-acemad", index).status_code == 200
+    text = httpx.get(metrics_url(server), headers={"Authorization": f"Bearer {API_KEY}"}).text
+    assert set(values(text, "imad_budget_tau")) == {(("model", "imad-acemad"),)}
+    assert 0.0 <= values(text, "imad_budget_realized_trigger_rate")[(("model", "imad-acemad"),)] <= 1.0
+
+
+def test_health_shows_both_concurrency_limits_and_the_queue(start_server):
+    server = start_server(ServeSettings(max_concurrency=6, max_queue=3, queue_timeout_s=2.5))
+    health = httpx.get(server.base_url.removesuffix("/v1") + "/health").json()
+    assert {key: health[key] for key in ("max_concurrency", "upstream_max_concurrency", "max_queue",
+                                         "queue_timeout_s", "waiting", "in_flight")} == {
+        "max_concurrency": 6, "upstream_max_concurrency": 1, "max_queue": 3, "queue_timeout_s": 2.5,
+        "waiting": 0, "in_flight": 0}
+
+
+@pytest.fixture(scope="module")
+def answers():
+    factory = echo_factory(echo_chat())
+    pipeline = Pipeline(factory.router, factory.model, "svrmad", tau=0.0,
+                        backend_options=factory.backend_options["svrmad"])
+    kept = pipeline.answer(tagged_question(1))
+    escalated = Pipeline(factory.router, factory.model, "svrmad", tau=1.0,
+                         backend_options=factory.backend_options["svrmad"]).answer(tagged_question(2))
+    return kept, escalated
+
+
+def test_each_answer_has_exactly_one_outcome(answers):
+    kept, escalated = answers
+    decision = kept.decision
+    cases = {
+        "kept": kept,
+        "escalated_below_tau": escalated,
+        "escalated_unparsed": replace(escalated, decision=unparsed_decision("q", 0.5, "no JSON")),
+        "escalated_non_finite": replace(escalated, decision=non_finite_decision("q", 0.5, float("nan"), 0.1)),
+        "escalated_ood": replace(escalated, decision=replace(decision, escalate=True, ood=True,
+                                                             ood_policy="escalate")),
+        "fallback": replace(escalated, source="single_agent_fallback"),
+        "no_answer": replace(escalated, source="none", answer=""),
+    }
+    assert {name: decision_outcome(answer) for name, answer in cases.items()} == {n: n for n in cases}
+    assert set(cases) <= set(OUTCOMES)
+
+
+def test_model_labels_are_capped():
+    labels = ModelLabels(limit=2)
+    assert [labels.label(n) for n in ("a", "b", "c", "a", None)] == ["a", "b", "other", "a", "invalid"]
