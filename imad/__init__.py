@@ -37,6 +37,7 @@ _EXPORTS = {
     "RouterConfig": "imad.router",
     "RouterDecision": "imad.router",
     "TriggerBudget": "imad.router.budget",
+    "fit_calibrator": "imad.router.calibrators",
     "available_routers": "imad.router",
     "Pipeline": "imad.pipeline",
     "PipelineAnswer": "imad.pipeline",
