@@ -110,3 +110,21 @@ def test_damaged_sections_are_checkpoint_errors(name, data) -> None:
 
 def test_the_good_section_loads() -> None:
     assert calibrator_from_dict(GOOD).apply(np.array([0.5]))[0] == pytest.approx(1 / (1 + np.exp(0.3)))
+
+
+@pytest.mark.parametrize("name,data", DAMAGED[:8] + DAMAGED[-4:], ids=[c[0] for c in DAMAGED[:8] + DAMAGED[-4:]])
+def test_a_checkpoint_with_a_damaged_calibrator_does_not_load(tmp_path, name, data) -> None:
+    import json
+    import shutil
+    from pathlib import Path
+
+    from imad.router import Router
+
+    source = Path(__file__).resolve().parents[2] / "checkpoints" / "imad-router-v2"
+    target = tmp_path / "damaged"
+    shutil.copytree(source, target)
+    config = json.loads((target / "config.json").read_text())
+    config["calibrator"] = data
+    (target / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CheckpointError, match="calibrator"):
+        Router.load(target)
