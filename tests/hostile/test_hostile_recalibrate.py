@@ -58,3 +58,22 @@ def test_bad_recalibration_is_one_error_line(tmp_path, capsys, name, arguments, 
     assert any("error:" in line and message in line for line in err), err
     assert "Traceback" not in "\n".join(err)
     assert not out.exists()
+
+
+EVALUATE_CASES = [("zero", "0", "≥ 10"), ("nine", "9", "≥ 10"), ("negative", "-5", "≥ 10"),
+                  ("text", "abc", "invalid int"), ("float", "2.5", "invalid int"),
+                  ("huge", "1" + "0" * 400, "10 ≤ N"), ("more than the set", "5000", "10 ≤ N")]
+
+
+@pytest.mark.parametrize("name,value,message", EVALUATE_CASES, ids=[c[0] for c in EVALUATE_CASES])
+def test_evaluate_recalibrate_flag(tmp_path, capsys, name, value, message):
+    from training.evaluate import main as evaluate
+
+    try:
+        code = evaluate(["--dataset", "medqa", "--limit", "200", "--recalibrate", value, "--out",
+                         str(tmp_path / "r"), "--no-progress", "--no-feature-cache"])
+    except SystemExit as exit_:
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "error:" in err and message in err and "Traceback" not in err

@@ -47,6 +47,9 @@ class EvaluateConfig:
     workers: int = 1
     progress: bool = True
     feature_cache: str | None = DEFAULT_FEATURE_CACHE
+    recalibrate: int | None = None
+    """N: also recalibrate p on N labelled answers of each dataset and score the rest
+    (`training.evaluation.recalibration`); None: zero-shot only."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "datasets", tuple(str(d) for d in self.datasets))
@@ -54,6 +57,9 @@ class EvaluateConfig:
         check_run_settings(self)
         if self.workers < 1:
             raise ConfigError("workers (--workers)", f"must be ≥ 1, got {self.workers}")
+        if self.recalibrate is not None and (type(self.recalibrate) is not int or self.recalibrate < 10):
+            raise ConfigError("recalibrate (--recalibrate)", "must be a whole number of labelled "
+                              f"answers ≥ 10, got {self.recalibrate!r}")
         for name in ("llm", "corpus_dir", "out"):
             if not str(getattr(self, name)).strip():
                 raise ConfigError(f"{name} (--{name.replace('_', '-')})", "must not be empty")
