@@ -75,7 +75,7 @@ class Constraint(ABC):
         """What the constraint allows, for error messages: "an integer in [2, 64]"."""
 
 
-Allowed = Union[Constraint, None, tuple[Union[Constraint, None], ...]]
+Allowed = Union[Constraint, None, tuple[Constraint | None, ...]]
 Constraints = Mapping[str, Allowed]
 
 

@@ -34,11 +34,11 @@ from imad.critique.call import CritiqueResult, SelfCritique
 from imad.debate import DebateBackend, DebateResult, create_backend
 from imad.errors import ConfigError, DebateError, LLMError
 from imad.llm.types import ChatModel
+from imad.policy import FixedThreshold
 from imad.question import Question
 from imad.router import Router, RouterDecision
 from imad.router.budget import TriggerBudget
 from imad.router.decision import NON_FINITE
-from imad.policy import FixedThreshold
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, DEFAULT_WARM_UP
 
 if TYPE_CHECKING:

@@ -15,3 +15,6 @@ DEFAULT_BUDGET_WINDOW = 500
 
 DEFAULT_WARM_UP = 50
 """Scores a budget sees before its quantile replaces the router's τ (fewer with a smaller window)."""
+
+RECALIBRATION_METHODS = ("platt", "isotonic", "temperature", "prior-shift")
+"""`imad calibrate --recalibrate` choices: three fitted on labelled answers, prior-shift label-free."""

@@ -2,6 +2,8 @@
 
     imad calibrate --corpus answers.jsonl --target-trigger-rate 0.2
     imad calibrate --router imad-router-v1 --token-budget 1500 --debate-tokens 4000 --corpus val/
+    imad calibrate --recalibrate platt --corpus my-labelled-answers.jsonl
+    imad calibrate --recalibrate prior-shift --corpus my-traffic.jsonl    # no labels needed
 
 τ is chosen on labelled validation answers (corpus files, `imad.router.calibration_set`) and
 written, with how it was chosen, into a new checkpoint version (`imad-router-v1` →
@@ -9,6 +11,9 @@ written, with how it was chosen, into a new checkpoint version (`imad-router-v1`
 it imports nothing from `training`. To choose τ on the router's own validation split (rebuilt
 from its training corpus), run `python -m training.calibrate`, which takes the same flags and
 needs the `train` extra.
+
+`--recalibrate METHOD` moves p instead of τ: it fits a calibrator on the router's raw scores of
+your answers (`imad.router.recalibrate`) and writes it into the new version; τ stays as it was.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from imad.errors import ConfigError
+from imad.routing_options import RECALIBRATION_METHODS
 
 if TYPE_CHECKING:
     from imad.router.threshold import CalibrationResult
@@ -29,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = Tr
     parser.add_argument("--router", default=None,
                         help="shipped router name or checkpoint directory (default: imad-router-v2)")
     target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--recalibrate", metavar="METHOD", choices=RECALIBRATION_METHODS,
+                        help="fit p's calibrator instead of τ: platt, isotonic or temperature on "
+                             "labelled answers, prior-shift on unlabelled ones")
     target.add_argument("--target-trigger-rate", type=float, metavar="R",
                         help="share of questions to escalate to a debate, in (0, 1)")
     target.add_argument("--token-budget", type=float, metavar="B",
@@ -51,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from imad.router.calibration_set import read_validation_set
     from imad.router.threshold import calibrate_router
 
+    if args.recalibrate is not None:
+        return recalibrate(args)
     if not args.corpus:
         raise ConfigError("corpus (--corpus)", f"give the validation answers to choose τ on; {SPLIT_HINT}")
     result = calibrate_router(
@@ -59,6 +70,34 @@ def run(args: argparse.Namespace) -> int:
         debate_tokens=args.debate_tokens, single_tokens=args.single_tokens, out=args.out,
         overwrite=args.overwrite)
     report(result, as_json=args.json)
+    return 0
+
+
+def recalibrate(args: argparse.Namespace) -> int:
+    """`--recalibrate METHOD`: fit p's calibrator on the corpus answers, write a new version."""
+    from imad.cli.common import print_json
+    from imad.router.recalibrate import recalibrate_router
+
+    if not args.corpus:
+        raise ConfigError("corpus (--corpus)", "give your answers to recalibrate on (corpus JSONL)")
+    if args.debate_tokens is not None or args.single_tokens is not None:
+        raise ConfigError("recalibrate (--recalibrate)", "--debate-tokens and --single-tokens go "
+                          "with --token-budget; recalibrate first, then choose τ on the new checkpoint")
+    result = recalibrate_router(args.router, args.corpus, args.recalibrate, out=args.out,
+                                overwrite=args.overwrite)
+    record = result.record
+    if args.json:
+        print_json({"checkpoint": str(result.checkpoint), "calibrator": result.calibrator.to_dict(),
+                    **record})
+        return 0
+    print(f"calibrator: {record['described']}")
+    truth = ("" if record["true_accuracy"] is None
+             else f"; accuracy of the {record['labelled']} labelled answers {record['true_accuracy']:.4f}")
+    fitted = record["answers"] if record["method"] == "prior_shift" else record["labelled"]
+    print(f"mean p on the {fitted} fitted answers: {record['mean_p_before']:.4f} before, "
+          f"{record['mean_p_after']:.4f} after{truth}")
+    print(f"tau: {result.router.tau:.6g} (unchanged; compared with the calibrated p)")
+    print(f"checkpoint: {result.checkpoint}")
     return 0
 
 

@@ -24,7 +24,6 @@ from imad.constraints import (
     Real,
     check_fields,
 )
-
 from imad.critique.schema import CritiqueResponse
 from imad.debate.calls import CallRecorder, CallSpec
 from imad.debate.openings import (
@@ -40,7 +39,6 @@ from imad.debate.schemas import opening_schema
 from imad.errors import ConfigError, DebateError
 from imad.llm.types import ChatModel, ChatRequest
 from imad.question import Question
-
 
 MAX_AGENTS = 64
 """Agents (and self-consistency samples) of one debate: papers use 2–10; every agent is a call

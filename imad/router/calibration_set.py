@@ -11,6 +11,7 @@ line. Reading needs no training code: the router scores the parsed answers' feat
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,45 @@ def read_validation_set(router: Router, paths: Sequence[str | Path]) -> Validati
     tokens = [r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in records]
     return ValidationSet(router.predict_proba(matrix), np.array([int(r["label"]) for r in labelled]),
                          unparsed, source, float(np.mean(tokens)))
+
+
+@dataclass(frozen=True)
+class AnswerScores:
+    """The router's raw (uncalibrated) scores of every parsed answer in some corpus files."""
+
+    raw: np.ndarray
+    labels: list[int | None]
+    """1 right, 0 wrong, None unlabelled (a label-free calibrator can still use it)."""
+    unparsed: int
+    files: list[str]
+
+
+def read_answer_scores(router: Router, paths: Sequence[str | Path]) -> AnswerScores:
+    """The network's raw scores of the parsed answers of `paths`, with their labels if any:
+    what `imad calibrate --recalibrate` fits a calibrator on."""
+    from imad.critique.schema import CritiqueResponse
+    from imad.router import featurize
+
+    files = corpus_jsonl_files(paths)
+    records = [record for file in files for record in _latest_records(file)]
+    parsed = [r for r in records if r.get("parsed") is not None]
+    if not parsed:
+        raise DatasetError(f"no parsed answers in {', '.join(map(str, files))} ({len(records)} "
+                           "records, all parse failures, or the files are empty)")
+    labels = [r.get("label") for r in parsed]
+    bad = next((label for label in labels if label is not None and label not in (0, 1)
+                or isinstance(label, float)), None)
+    if bad is not None:
+        raise DatasetError(f"a corpus label must be 0, 1 or null, got {bad!r}")
+    questions = [str(r["question"]["text"]) for r in parsed]
+    try:
+        responses = [CritiqueResponse.from_dict(r["parsed"]) for r in parsed]
+    except (KeyError, TypeError, ValueError) as error:
+        raise DatasetError(f"a corpus record's `parsed` answer is not a self-critique ({error})") from None
+    matrix = np.asarray(featurize.extract_batch(questions, responses, router.feature_schema_version),
+                        dtype=np.float64)
+    return AnswerScores(router.predict_raw(matrix), [None if v is None else int(v) for v in labels],
+                        len(records) - len(parsed), [str(file) for file in files])
 
 
 def corpus_jsonl_files(paths: Sequence[str | Path], *, search_root: Path | None = None,

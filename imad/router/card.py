@@ -39,6 +39,7 @@ def render_model_card(config: dict[str, Any]) -> str:
         _data(config.get("data")),
         _metrics(config.get("metrics"), config["threshold"]),
         _threshold(config["threshold"]),
+        _calibration(config.get("calibrator")),
         _ood(config),
         _model(config),
         _versions(config.get("versions")),
@@ -142,6 +143,18 @@ def _metrics(metrics: dict[str, Any] | None, threshold: dict[str, Any]) -> str:
     if note:
         lines.append(f"\n{note}")
     return "\n".join(lines)
+
+
+def _calibration(section: dict[str, Any] | None) -> str:
+    """What p's calibrator was fitted on; nothing for the identity (checkpoints without one)."""
+    if section is None:
+        return ""
+    from imad.router.calibrators import calibrator_from_dict
+
+    calibrator = calibrator_from_dict(section)
+    return ("## Calibration\n\np is the network's raw score mapped by a calibrator: "
+            f"{calibrator.describe()}. τ is compared with that calibrated p. The metrics above "
+            "were measured on the raw score.")
 
 
 def _threshold(threshold: dict[str, Any]) -> str:

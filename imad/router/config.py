@@ -23,9 +23,10 @@ from types import MappingProxyType
 from typing import Any
 
 from imad.errors import CheckpointError, ConfigError
+from imad.policy import check_tau
+from imad.router.calibrators import IDENTITY, Calibrator, calibrator_from_dict
 from imad.router.model import RouterNetConfig
 from imad.router.ood import OODDetector, ood_from_dict
-from imad.policy import check_tau
 from imad.routing_options import OOD_POLICIES
 
 CHECKPOINT_FORMAT = "imad-router"
@@ -42,7 +43,7 @@ MAX_RECORD_DEPTH = 32
 """Deepest nesting allowed in config.json; the real ones are 5 deep."""
 
 _CORE_KEYS = ("format", "schema_version", "name", "imad_version", "model", "features", "scaler",
-              "threshold", "ood", "ood_policy", "weights")
+              "calibrator", "threshold", "ood", "ood_policy", "weights")
 
 
 
@@ -112,6 +113,9 @@ class RouterConfig:
     checkpoints exported before issue 16."""
     ood_policy: str = "flag"
     """"flag": report an unfamiliar answer; "escalate": also send it to a debate."""
+    calibrator: Calibrator = IDENTITY
+    """Raw network score → probability (`imad.router.calibrators`); identity in checkpoints
+    written before calibrators existed, and then absent from config.json."""
 
     def __post_init__(self) -> None:
         n_features = self.model.n_features
@@ -132,6 +136,9 @@ class RouterConfig:
             raise ConfigError("ood_policy", f"'escalate' needs OOD statistics, which router "
                               f"{self.name!r} lacks; add them with `python -m training.export "
                               "--add-ood ROUTER`")
+        if not isinstance(self.calibrator, Calibrator):
+            raise ConfigError("calibrator", f"must be an imad calibrator (imad.fit_calibrator), got "
+                              f"{type(self.calibrator).__name__}")
         self.confidence_source  # noqa: B018 — validated on creation, not on first use
 
     @property
@@ -167,6 +174,17 @@ class RouterConfig:
     def with_ood_policy(self, policy: str) -> RouterConfig:
         return replace(self, ood_policy=policy)
 
+    def with_calibrator(self, calibrator: Calibrator) -> RouterConfig:
+        return replace(self, calibrator=calibrator)
+
+    @property
+    def training_accuracy(self) -> float | None:
+        """The share of right answers in the training data (`data.positive_rate`): the prior a
+        label-free prior-shift calibrator starts from; None when not recorded."""
+        data = self.record.get("data")
+        rate = data.get("positive_rate") if isinstance(data, Mapping) else None
+        return float(rate) if _is_number(rate) and 0.0 < rate < 1.0 else None
+
     def with_threshold(self, tau: float, method: str) -> RouterConfig:
         return replace(self, threshold=Threshold(tau, method))
 
@@ -191,6 +209,10 @@ class RouterConfig:
                          "names": list(self.features.names), "raw_input": self.features.raw_input},
             "scaler": {"kind": self.scaler.kind, "mean": list(self.scaler.mean),
                        "scale": list(self.scaler.scale)},
+        }
+        if self.calibrator != IDENTITY:  # absent, as in checkpoints older than calibrators
+            core["calibrator"] = self.calibrator.to_dict()
+        core |= {
             "threshold": {"tau": self.threshold.tau, "method": self.threshold.method},
         }
         if self.ood is not None:  # absent, as in checkpoints older than the statistics
@@ -239,10 +261,18 @@ class RouterConfig:
             record={k: v for k, v in data.items() if k not in _CORE_KEYS},
             ood=None if data.get("ood") is None else _section(data, "ood"),
             ood_policy=_text(data.get("ood_policy", "flag"), "ood_policy"),
+            calibrator=IDENTITY if "calibrator" not in data else _calibrator(data["calibrator"]),
         )
 
 
 # --- strict readers -----------------------------------------------------------------------------
+
+
+def _calibrator(section: Any) -> Calibrator:
+    try:
+        return calibrator_from_dict(section)
+    except CheckpointError as error:
+        raise ConfigError("calibrator", f"damaged section ({error})") from None
 
 
 def _is_number(value: Any) -> bool:

@@ -20,7 +20,6 @@ import features
 from features import errors as feature_errors
 from imad.errors import FeatureError, MissingDependencyError
 
-
 Featurizer = Callable[[str, features.CritiqueFields, int], np.ndarray]
 """What `Router.decide` extracts a response's vector with: (question text, response, schema
 version) → float64 array of shape (n_features,). `extract` is the default; `imad serve` passes

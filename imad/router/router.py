@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from imad.errors import CheckpointError, CritiqueParseError, FeatureError
+from imad.router.calibrators import Calibrator
 from imad.router.card import render_model_card
 from imad.router.checkpoint import (
     check_feature_schema,
@@ -44,10 +45,10 @@ from imad.router.model import RouterNet
 from imad.router.registry import resolve_checkpoint
 
 if TYPE_CHECKING:
-    from imad.router.featurize import Featurizer
     from imad.critique.schema import CritiqueResponse
     from imad.question import Question
     from imad.router.budget import TriggerBudget
+    from imad.router.featurize import Featurizer
     from imad.router.ood import OODDetector
 
 MIN_CUE_DELTA = 0.005
@@ -88,6 +89,8 @@ class Router:
                             doc="The OOD detector of the checkpoint, or None when it has none.")
     ood_policy = property(lambda self: self.config.ood_policy,
                           doc='"flag" or "escalate": what an unfamiliar answer does.')
+    calibrator = property(lambda self: self.config.calibrator,
+                          doc="Maps the network's raw score to p (identity unless recalibrated).")
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -135,6 +138,11 @@ class Router:
         """A copy of this router with another τ, and a note of how it was chosen."""
         return self.with_config(self.config.with_threshold(tau, method))
 
+    def with_calibrator(self, calibrator: Calibrator) -> Router:
+        """A copy whose p is `calibrator` applied to the network's raw score (`imad.fit_calibrator`
+        on your own labelled answers); τ and everything else unchanged."""
+        return self.with_config(self.config.with_calibrator(calibrator))
+
     def with_ood(self, detector: OODDetector | None) -> Router:
         """A copy of this router that scores answers with this OOD detector (None: without)."""
         return self.with_config(self.config.with_ood(detector))
@@ -154,7 +162,13 @@ class Router:
     # --- scoring -------------------------------------------------------------------------------
 
     def predict_proba(self, features: np.ndarray) -> np.ndarray:
-        """P(answer correct) for each row of raw feature vectors, shape (n, 41) → (n,)."""
+        """P(answer correct) for each row of raw feature vectors, shape (n, 41) → (n,): the
+        network's raw score through the router's calibrator."""
+        return self.calibrator.apply(self._score(self._check_features(features))[0])
+
+    def predict_raw(self, features: np.ndarray) -> np.ndarray:
+        """The network's own score for each row, before the calibrator: what a calibrator is
+        fitted on (`imad.fit_calibrator`)."""
         return self._score(self._check_features(features))[0]
 
     def predict_uncertainty(self, features: np.ndarray) -> np.ndarray:
@@ -204,7 +218,8 @@ class Router:
         for column in range(len(self.feature_names)):
             probes[column + 1, column] = self._mean[column]
         scaled = (probes - self._mean) / self._scale
-        p, u = self._score(probes, scaled)
+        raw, u = self._score(probes, scaled)
+        p = self.calibrator.apply(raw)
         cues = [
             Cue(name, float(row[0, column]), float(p[0] - p[column + 1]))
             for column, name in enumerate(self.feature_names)

@@ -136,6 +136,18 @@ def next_version_path(path: Path) -> Path:
     return path.with_name(f"{stem}.{minor}")
 
 
+def new_checkpoint_path(source_path: Path, out: str | Path | None, overwrite: bool) -> Path:
+    """Where a new version of `source_path` goes: `out`, else the next version; never the source
+    itself, and a non-empty directory only with `overwrite`."""
+    destination = Path(out) if out is not None else next_version_path(source_path)
+    if destination.resolve() == source_path.resolve():
+        raise ConfigError("out (--out)", "the new checkpoint must not replace the one it comes from")
+    if destination.exists() and any(destination.iterdir()) and not overwrite:
+        raise ConfigError("out (--out)", f"{destination} exists and is not empty; choose another "
+                          "directory or pass --overwrite")
+    return destination
+
+
 def calibrate_router(router_path: str | Path | None, validation: Callable[[Router], ValidationSet], *,
                      target_rate: float | None = None, token_budget: float | None = None,
                      debate_tokens: float | None = None, single_tokens: float | None = None,
@@ -151,12 +163,7 @@ def calibrate_router(router_path: str | Path | None, validation: Callable[[Route
                           "one debate costs (e.g. --debate-tokens 4000)")
     source_path = resolve_checkpoint(router_path)
     router = Router.load(source_path)
-    destination = Path(out) if out is not None else next_version_path(source_path)
-    if destination.resolve() == source_path.resolve():
-        raise ConfigError("out (--out)", "the new checkpoint must not replace the one it comes from")
-    if destination.exists() and any(destination.iterdir()) and not overwrite:
-        raise ConfigError("out (--out)", f"{destination} exists and is not empty; choose another "
-                          "directory or pass --overwrite")
+    destination = new_checkpoint_path(source_path, out, overwrite)
     scores = validation(router)
     budget: dict[str, Any] | None = None
     if token_budget is not None:

@@ -14,7 +14,6 @@ from imad.question import MAX_QUESTION_CHARS
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
 from imad.serve.model_names import SERVE_BACKENDS
 
-
 QUEUE_PER_SLOT = 4
 """Default queue length per concurrency slot: a burst of four times the slots waits, no more."""
 MAX_CONCURRENCY = 4096

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from imad.errors import ConfigError
 from imad.constraints import settable_fields
+from imad.errors import ConfigError
 from training.config import FitConfig, build_parser, config_from_args
 from training.fit import main
 

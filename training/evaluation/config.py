@@ -79,12 +79,16 @@ class EvaluateConfig:
     workers: int = 1
     progress: bool = True
     feature_cache: str | None = DEFAULT_FEATURE_CACHE
+    recalibrate: int | None = None
+    """N: also recalibrate p on N labelled answers of each dataset and score the rest
+    (`training.evaluation.recalibration`); None: zero-shot only."""
 
     constraints: ClassVar[Constraints] = {
         **RUN_SETTINGS,
         "corpus_dir": Text(path=True),
         "train_corpus": Texts(Text(path=True), empty=True),
         "workers": Integer(1, 256),  # concurrent self-critique calls
+        "recalibrate": (None, Integer(10, 1_000_000)),  # labelled answers per dataset
         "feature_cache": (None, Text(path=True)),
     }
 

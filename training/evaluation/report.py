@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from training.evaluation.ood import auroc_text
+from training.evaluation.recalibration import render_study
 from training.evaluation.scoring import SCORERS
 
 REPORT_SCHEMA = 1
@@ -129,6 +130,8 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             _ood_line(data.get("ood")),
             "",
         ]
+        if data.get("recalibration"):
+            lines += render_study(name, data["recalibration"])
         lines += [f"> note: {note}" for note in data["notes"]]
         if data["notes"]:
             lines.append("")

@@ -1,0 +1,90 @@
+"""`imad calibrate --recalibrate`: a calibrator fitted on the router's raw scores of real corpus
+answers, written into a new checkpoint version that loads and scores with it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from imad.cli.main import main
+from imad.errors import DatasetError
+from imad.router import Router
+from imad.router.calibration_set import read_answer_scores
+from imad.router.calibrators import PlattCalibrator, fit_calibrator
+from imad.router.recalibrate import recalibrate_router
+
+ROOT = Path(__file__).resolve().parents[2]
+MEDQA = ROOT / "corpus" / "smollm2-135m-instruct-q4_1" / "eval" / "medqa.jsonl"
+
+
+@pytest.fixture(scope="module")
+def medqa_scores():
+    return read_answer_scores(Router.load(), [MEDQA])
+
+
+def test_platt_on_real_answers_is_saved_loaded_and_applied(tmp_path, medqa_scores):
+    result = recalibrate_router(None, [str(MEDQA)], "platt", out=tmp_path / "v2-platt")
+    labelled = [i for i, label in enumerate(medqa_scores.labels) if label is not None]
+    expected = fit_calibrator(medqa_scores.raw[labelled], [medqa_scores.labels[i] for i in labelled],
+                              "platt", sources=medqa_scores.files)
+    assert result.calibrator == expected
+    reloaded = Router.load(tmp_path / "v2-platt")
+    assert isinstance(reloaded.calibrator, PlattCalibrator)
+    probe = Router.load().scaler_mean.reshape(1, -1)
+    raw = Router.load().predict_proba(probe)
+    np.testing.assert_allclose(reloaded.predict_proba(probe), expected.apply(raw))
+    np.testing.assert_array_equal(reloaded.predict_raw(probe), raw)
+    assert reloaded.tau == Router.load().tau
+    card = (tmp_path / "v2-platt" / "README.md").read_text()
+    assert "## Calibration" in card and f"{len(labelled)} labelled answers" in card
+    # Platt makes the mean p equal the labelled accuracy on the answers it was fitted on.
+    assert result.record["mean_p_after"] == pytest.approx(result.record["true_accuracy"], abs=0.02)
+
+
+def test_shipped_checkpoints_load_with_the_identity_and_round_trip_unchanged(tmp_path):
+    for name in ("imad-router-v1", "imad-router-v2"):
+        router = Router.load(name)
+        assert router.calibrator.kind == "identity"
+        config = json.loads((ROOT / "checkpoints" / name / "config.json").read_text())
+        assert "calibrator" not in config
+        assert router.to_config(config["weights"]["sha256"]) == config
+
+
+def test_cli_recalibrate_prints_json_and_writes_a_version(tmp_path, capsys):
+    out = tmp_path / "iso"
+    assert main(["calibrate", "--recalibrate", "isotonic", "--corpus", str(MEDQA), "--out", str(out),
+                 "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["calibrator"]["kind"] == "isotonic" and printed["checkpoint"] == str(out)
+    assert Router.load(out).calibrator.kind == "isotonic"
+
+
+def test_prior_shift_running_to_a_bound_is_refused(tmp_path, monkeypatch):
+    """Scores that are all high while the training prior is low drive EM to 1: refused, not saved."""
+    from imad.router import recalibrate as module
+    from imad.router.calibration_set import AnswerScores
+
+    monkeypatch.setattr(module, "read_answer_scores",
+                        lambda router, paths: AnswerScores(np.full(40, 0.97), [None] * 40, 0, ["x"]))
+    with pytest.raises(DatasetError, match="do not fit a change of prior"):
+        recalibrate_router(None, ["x"], "prior-shift", out=tmp_path / "ps")
+    assert not (tmp_path / "ps").exists()
+
+
+@pytest.mark.llm
+def test_ask_with_a_recalibrated_router_and_the_embedded_model(tmp_path, capsys):
+    out = tmp_path / "v2-temp"
+    assert main(["calibrate", "--recalibrate", "temperature", "--corpus", str(MEDQA), "--out",
+                 str(out)]) == 0
+    capsys.readouterr()
+    status = main(["ask", "Is the sky blue on a clear day?", "--task-type", "yes_no_maybe",
+                   "--router", str(out), "--backend", "cot", "--json"])
+    answer = json.loads(capsys.readouterr().out)
+    assert status == 0
+    decision = answer["decision"]
+    if decision["p"] is not None:
+        assert 0.0 <= decision["p"] <= 1.0
+    assert decision["tau"] == Router.load(out).tau
