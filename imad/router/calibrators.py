@@ -187,9 +187,9 @@ class IsotonicCalibrator(Calibrator):
         for name, values in (("x_thresholds", xs), ("y_thresholds", ys)):
             for value in values:
                 _number(value, f"calibrator.{name}", 0.0, 1.0, error=ConfigError)
-        if any(b <= a for a, b in zip(xs, xs[1:])):
+        if any(b <= a for a, b in zip(xs, xs[1:], strict=False)):
             raise ConfigError("calibrator.x_thresholds", "must be strictly increasing")
-        if any(b < a for a, b in zip(ys, ys[1:])):
+        if any(b < a for a, b in zip(ys, ys[1:], strict=False)):
             raise ConfigError("calibrator.y_thresholds", "must be non-decreasing")
 
     def apply(self, raw_scores: np.ndarray) -> np.ndarray:
@@ -357,7 +357,7 @@ def _fit_isotonic(raw: np.ndarray, y: np.ndarray) -> tuple[tuple[float, ...], tu
     unique, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True)
     means = np.bincount(inverse, weights=y) / counts
     blocks: list[list[float]] = []  # [sum of y, weight, number of unique points]
-    for mean, count in zip(means, counts):
+    for mean, count in zip(means, counts, strict=True):
         blocks.append([mean * count, float(count), 1])
         while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
             total, weight, size = blocks.pop()

@@ -41,7 +41,7 @@ def test_help_lists_the_flags(capsys):
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--max-concurrency", "0"], "--max-concurrency: must be an integer in [1, 1024], got '0'"),
+    (["--max-concurrency", "0"], "--max-concurrency: must be an integer in [1, 4096], got '0'"),
     (["--tau", "2"], "--tau: must be none or a finite number in [0, 1], got 2.0"),
     (["--port", "70000"], "--port: must be in [0, 65535]"),
     (["--api-key-env", "IMAD_TEST_SURELY_UNSET"], "IMAD_TEST_SURELY_UNSET is unset or empty"),
