@@ -90,7 +90,7 @@ def test_evaluate_backend_option_refuses_before_any_call(tmp_path):
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--max-concurrency", "١٢"], "--max-concurrency: must be an integer in [1, 1024]"),
+    (["--max-concurrency", "١٢"], "--max-concurrency: must be an integer in [1, 4096]"),
     (["--request-timeout", "1e308"], "--request-timeout: must be a finite number in (0, 86400]"),
 ])
 def test_serve_flags_refuse_before_binding(flags, message):
