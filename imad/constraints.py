@@ -309,6 +309,11 @@ def describe(allowed: Allowed) -> str:
 
 def show(value: Any) -> str:
     """A value for an error message: its repr, cut short (a 400-digit int stays readable)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        try:
+            return f"an integer of {len(str(abs(value)))} digits"
+        except ValueError:  # beyond Python's 4,300-digit str limit
+            return f"an integer of {value.bit_length():,} bits"
     try:
         text = repr(value)
     except ValueError:  # an int beyond Python's 4,300-digit str limit

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from imad.constraints import Constraint, Refused
 from imad.errors import ConfigError
 
 FIXED_TAU_SOURCES = ("checkpoint", "request")
@@ -35,6 +36,25 @@ def check_tau(value: object, field: str = "tau") -> float:
     if not (math.isfinite(tau) and 0.0 <= tau <= 1.0):
         raise ConfigError(field, f"must be a number in [0, 1], got {_show(value)}")
     return tau
+
+
+class Tau(Constraint):
+    """`check_tau` as a constraints-table row, so a config's τ field gives the same message."""
+
+    def admit(self, value: object) -> float:
+        try:
+            return check_tau(value)
+        except ConfigError:
+            raise Refused from None
+
+    def parse(self, text: str) -> float:
+        try:
+            return float(text.strip())
+        except ValueError:
+            raise Refused from None
+
+    def __str__(self) -> str:
+        return "a number in [0, 1]"
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from imad.constraints import MAX_TIMEOUT_S, Boolean, Constraints, Integer, Options, Real, Text, check_fields
+from imad.policy import Tau
 from imad.question import MAX_QUESTION_CHARS
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
 from imad.serve.model_names import SERVE_BACKENDS
@@ -82,7 +83,7 @@ class ServeSettings:
         "request_timeout_s": Real(0.0, MAX_TIMEOUT_S, closed="right"),
         "retry_after_s": Integer(1, 3_600),
         "default_backend": Options(*SERVE_BACKENDS),
-        "default_tau": (None, Real(0.0, 1.0)),
+        "default_tau": (None, Tau()),
         "log_prompts": Boolean(),
         "shutdown_timeout_s": Real(0.0, MAX_TIMEOUT_S),
         "target_trigger_rate": (None, Real(0.0, 1.0, closed="neither")),

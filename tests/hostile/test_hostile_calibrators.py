@@ -126,5 +126,6 @@ def test_a_checkpoint_with_a_damaged_calibrator_does_not_load(tmp_path, name, da
     config = json.loads((target / "config.json").read_text())
     config["calibrator"] = data
     (target / "config.json").write_text(json.dumps(config))
-    with pytest.raises(CheckpointError, match="calibrator"):
+    # A 400-digit number is refused by the JSON reader itself, before the calibrator is read.
+    with pytest.raises(CheckpointError, match="calibrator|an integer of 401 digits"):
         Router.load(target)

@@ -79,7 +79,7 @@ CASES = [
     ("critique against an HTML upstream", ["critique", "Is it?", "--llm", "HTML"], 3,
      "imad critique: error: the self-critique ended with llm_error"),
     ("--tau nan", ["ask", "Is it?", "--tau", "nan", "--llm", UNREACHABLE], 2,
-     "imad ask: error: --tau: must be in [0, 1], got nan"),
+     "imad ask: error: --tau: must be a number in [0, 1], got nan"),
     ("timeout=nan in the --llm spec", ["ask", "Is it?", "--llm", "openai:m@http://127.0.0.1:9/v1?timeout=nan"],
      2, "imad ask: error: --llm option timeout: must be a finite number in (0, 86400], got 'nan'"),
     ("question with a lone surrogate", ["ask", "Is it\udc80?", "--llm", UNREACHABLE], 2,

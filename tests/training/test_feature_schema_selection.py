@@ -27,8 +27,8 @@ ENTITY_COLUMNS = [features.FEATURE_NAMES.index(name)
 def test_the_schema_is_a_validated_config_field_and_flag():
     assert FitConfig().feature_schema == 2
     assert config_from_args(["--feature-schema", "1"]).feature_schema == 1
-    with pytest.raises(ConfigError, match=r"feature_schema \(--feature-schema\): unknown feature "
-                                          r"schema 3; choose one of \[1, 2\]"):
+    with pytest.raises(ConfigError, match=r"feature_schema \(--feature-schema\): must be an integer "
+                                          r"in \[1, 2\], got 3"):
         config_from_args(["--feature-schema", "3"])
 
 

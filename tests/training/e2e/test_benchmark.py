@@ -97,7 +97,7 @@ def table_router(questions, tau=0.5):
     router = make_router(tau=tau)
     table = {q.id: p for q, p in zip(questions, ROUTER_P, strict=True)}
 
-    def decide(question, response, *, parse_error=None, max_cues=3):
+    def decide(question, response, *, parse_error=None, max_cues=3, **routing):
         p = table[question.id]
         return RouterDecision(question.id, p, router.tau, p < router.tau, ("table",))
 
