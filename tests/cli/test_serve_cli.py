@@ -42,14 +42,14 @@ def test_help_lists_the_flags(capsys):
 
 @pytest.mark.parametrize(("flags", "message"), [
     (["--max-concurrency", "0"], "--max-concurrency: must be an integer in [1, 4096], got '0'"),
-    (["--tau", "2"], "--tau: must be none or a finite number in [0, 1], got 2.0"),
+    (["--tau", "2"], "--tau: must be none or a number in [0, 1], got 2.0"),
     (["--port", "70000"], "--port: must be in [0, 65535]"),
     (["--api-key-env", "IMAD_TEST_SURELY_UNSET"], "IMAD_TEST_SURELY_UNSET is unset or empty"),
     (["--request-timeout", "nan"], "--request-timeout: must be a finite number in (0, 86400], got 'nan'"),
     (["--request-timeout", "inf"], "--request-timeout: must be a finite number in (0, 86400], got 'inf'"),
     (["--request-timeout", "-1"], "--request-timeout: must be a finite number in (0, 86400], got '-1'"),
     (["--shutdown-timeout", "nan"], "--shutdown-timeout: must be a finite number in [0, 86400], got 'nan'"),
-    (["--tau", "nan"], "--tau: must be none or a finite number in [0, 1], got nan"),
+    (["--tau", "nan"], "--tau: must be none or a number in [0, 1], got nan"),
     (["--target-trigger-rate", "1"], "--target-trigger-rate: must be none or a finite number in (0, 1), got 1.0"),
     (["--target-trigger-rate", "0.2", "--budget-window", "0"], "--budget-window: must be an integer in [1, 1000000], got 0"),
     (["--ood-policy", "escalate"], "--ood-policy: 'escalate' needs OOD statistics"),
