@@ -38,6 +38,7 @@ _EXPORTS = {
     "RouterDecision": "imad.router",
     "TriggerBudget": "imad.router.budget",
     "FixedThreshold": "imad.policy",
+    "Policy": "imad.policy",
     "fit_calibrator": "imad.router.calibrators",
     "available_routers": "imad.router",
     "Pipeline": "imad.pipeline",

@@ -6,27 +6,28 @@ the question goes to the configured debate back-end, with the self-critique as o
 opening so it is not paid for twice. Every result carries the router's decision, every LLM call
 made, and token totals that are the sums over those calls.
 
-Under drift (issue 16) a pipeline can hold an escalation budget instead of a fixed τ:
-`Pipeline(..., target_trigger_rate=0.2)` (or a shared `budget=TriggerBudget(...)`) observes every
-scored answer and decides it with the budget's τ for that answer; an unparsed or non-finite one
-is observed as unparsed (it escalates and counts against the budget). `ood_policy` overrides the
-checkpoint's: "escalate" also sends answers unlike the router's training rows to the debate.
+The router scores, a policy decides (SPEC §14): `Pipeline(..., policy=...)` takes an
+`imad.policy.Policy`, or a bare threshold rule with the checkpoint's OOD policy —
+`imad.FixedThreshold(0.6)` or an escalation budget `imad.TriggerBudget(0.2, window=500)`, which
+observes every scored answer and decides it with its τ for that answer (an unparsed or
+non-finite one is observed as unparsed: it escalates and counts against the budget). Without a
+policy the checkpoint's τ and OOD policy decide (`router.default_policy()`). The router is
+shared as it is, never copied.
 
 A debate that fails outright (every agent call failed) does not lose the question: the pipeline
 falls back to the self-critique answer when there is one, and records the error.
 
-Fail safe (SPEC §13): a decision whose p is not a finite number never keeps an answer; it
-escalates with p = None and the reason recorded, whatever router produced it. A question whose
+Fail safe (SPEC §13): a score that is not a finite number never keeps an answer; the policy
+escalates it with p = None and the reason recorded, whatever router produced it. A question whose
 prompt cannot fit the model's context raises `InputTooLargeError` before any call, and a
 cancelled request (`imad.llm.cancel`) raises `RequestCancelledError` at its next call.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,12 +35,11 @@ from imad.critique.call import CritiqueResult, SelfCritique
 from imad.debate import DebateBackend, DebateResult, create_backend
 from imad.errors import ConfigError, DebateError, LLMError
 from imad.llm.types import ChatModel
-from imad.policy import FixedThreshold
+from imad.policy import FixedThreshold, Policy, ThresholdRule, as_policy
 from imad.question import Question
 from imad.router import Router, RouterDecision
 from imad.router.budget import TriggerBudget
-from imad.router.decision import NON_FINITE
-from imad.routing_options import DEFAULT_BUDGET_WINDOW, DEFAULT_WARM_UP
+from imad.routing_options import DEFAULT_WARM_UP
 
 if TYPE_CHECKING:
     from imad.router.featurize import Featurizer
@@ -114,24 +114,11 @@ class Pipeline:
     """Router + chat model + debate back-end, answering questions end to end."""
 
     def __init__(self, router: Router, model: ChatModel, backend: DebateBackend | str = "acemad", *,
-                 tau: float | None = None, critique: SelfCritique | None = None,
+                 policy: Policy | ThresholdRule | None = None, critique: SelfCritique | None = None,
                  backend_options: dict[str, Any] | None = None,
-                 target_trigger_rate: float | None = None,
-                 budget_window: int = DEFAULT_BUDGET_WINDOW,
-                 budget: TriggerBudget | None = None,
-                 ood_policy: str | None = None,
                  featurizer: Featurizer | None = None) -> None:
-        if tau is not None:
-            threshold = FixedThreshold(tau, source="request", method="set for this pipeline (--tau)")
-            router = router.with_threshold(threshold.tau, threshold.method)
-        if ood_policy is not None and ood_policy != router.ood_policy:
-            router = router.with_ood_policy(ood_policy)
-        self.tau_source = "checkpoint" if tau is None else "request"
-        if budget is not None and target_trigger_rate is not None:
-            raise ConfigError("target_trigger_rate", "pass a target rate or a budget, not both")
-        self.budget = budget if target_trigger_rate is None else new_budget(
-            target_trigger_rate, budget_window, router.tau)
         self.router = router
+        self.policy = as_policy(router, policy)
         self.model = model
         self.featurizer = featurizer
         self.critique = critique or SelfCritique(model, confidence_source=router_confidence_source(router))
@@ -140,13 +127,11 @@ class Pipeline:
 
     @classmethod
     def from_specs(cls, *, router: str | Path | None = None, llm: str = "local",
-                   backend: str = "acemad", tau: float | None = None,
-                   budget: TriggerBudget | None = None, ood_policy: str | None = None) -> Pipeline:
+                   backend: str = "acemad", policy: Policy | ThresholdRule | None = None) -> Pipeline:
         """Build from a checkpoint path (default: the shipped router) and a `--llm` spec."""
         from imad.llm.spec import chat_model_from_spec
 
-        return cls(Router.load(router), chat_model_from_spec(llm), backend, tau=tau, budget=budget,
-                   ood_policy=ood_policy)
+        return cls(Router.load(router), chat_model_from_spec(llm), backend, policy=policy)
 
     def answer(self, question: Question | str) -> PipelineAnswer:
         """Answer one question; never raises for a bad LLM answer (see the module docstring)."""
@@ -154,17 +139,10 @@ class Pipeline:
             question = Question(question)
         critique = self.critique.run(question)
         trace = [_critique_call(critique)]
-        # τ's source is set here, where τ was chosen, and the router records it; nothing
-        # downstream overwrites it.
-        routing = {"budget": self.budget, "tau_source": self.tau_source}
-        if self.featurizer is not None:
-            routing["featurizer"] = self.featurizer
-        if critique.ok:
-            decision = self.router.decide(question, critique.response, **routing)
-        else:
-            decision = self.router.decide(question, None, **routing,
-                                          parse_error=f"{critique.status}: {critique.error}")
-        decision = fail_safe(decision)
+        score = self.router.score(
+            question, critique.response if critique.ok else None, featurizer=self.featurizer,
+            parse_error=None if critique.ok else f"{critique.status}: {critique.error}")
+        decision = self.policy.decide(score)  # τ and its source are chosen here, once
         if not decision.escalate:
             return PipelineAnswer(question, critique.response.final_answer, "single_agent", decision,
                                   critique, trace=tuple(trace))
@@ -206,34 +184,23 @@ class Pipeline:
 
 
 BUDGET_ARGUMENTS = {"target_rate": "target_trigger_rate", "window": "budget_window"}
-"""The `TriggerBudget` field each `Pipeline` argument sets, as errors name them."""
+"""The `TriggerBudget` field each budget argument sets, as errors name them."""
 
 
-def new_budget(target_trigger_rate: float, window: int, initial_threshold: float, *,
+def new_budget(target_trigger_rate: float, window: int, initial: FixedThreshold, *,
                names: Mapping[str, str] = BUDGET_ARGUMENTS) -> TriggerBudget:
-    """A trigger budget that starts from `initial_threshold` (the router's τ) until its window
+    """A trigger budget that starts from the `initial` τ (the request's or the checkpoint's,
+    `imad.policy.chosen_threshold`, whose source the warm-up decisions name) until its window
     holds min(50, window // 2) scores (half a small window, so a few unparsed answers in it do
-    not send it back to the initial τ). A bad value raises `ConfigError` naming the argument as `names`
-    spells it (a CLI passes its flags)."""
+    not send it back to the initial τ). A bad value raises `ConfigError` naming the argument as
+    `names` spells it (a CLI passes its flags)."""
     try:
         return TriggerBudget(target_trigger_rate, window=window,
                              min_observations=max(1, min(DEFAULT_WARM_UP, window // 2)),
-                             initial_threshold=initial_threshold)
+                             initial_threshold=initial.tau, initial_source=initial.source)
     except ConfigError as error:
         field = names.get(error.field, error.field)
         raise ConfigError(field, str(error).removeprefix(f"{error.field}: ")) from None
-
-
-def fail_safe(decision: RouterDecision) -> RouterDecision:
-    """`decision`, or, when its p is not finite (NaN, ±inf), an escalation with p None and why.
-
-    `imad.Router.decide` already does this; the pipeline checks again for a router it did not
-    build (a subclass or a duck-typed router whose `decide` returns a raw score)."""
-    if decision.p is None or math.isfinite(decision.p):
-        return decision
-    return replace(decision, p=None, escalate=True, uncertainty=None, cues=(), score_status=NON_FINITE,
-                   reasons=(f"the router's score p = {decision.p} is not a finite number: escalate "
-                            "(fail safe; check the router checkpoint)",))
 
 
 def router_confidence_source(router: Router) -> str:

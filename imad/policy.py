@@ -1,21 +1,45 @@
-"""The decision policy's first piece: a fixed threshold τ, range-checked in one place (SPEC §14).
+"""The policy of score → calibrate → decide: a `RouterScore` becomes a `RouterDecision` (SPEC §14).
+
+A `Policy` is a threshold rule composed with an OOD policy. The rule says which τ decides an
+answer and where that τ came from (`tau_source`): `FixedThreshold` (the checkpoint's τ or a
+caller's) or `imad.TriggerBudget` (τ follows the traffic; it observes every answer, an unscored
+one as unparsed). The OOD policy says what an unfamiliar answer does: "flag" reports it,
+"escalate" also sends it to a debate. `Policy.decide` owns everything a decision says: τ's range
+check, `tau_source` (set here, where τ is chosen, and never overwritten downstream), the
+reasons, the cues reported, and the fail-safe (SPEC §13): an unparsed answer, a score that is
+not finite, and — under "escalate" — an OOD score that is not finite always escalate, with the
+reason recorded.
 
 `check_tau` is the one range check of τ in the runtime: the checkpoint's `threshold.tau`, a
-pipeline's `tau=`, `imad ask --tau`, `imad serve --tau` and a model-name suffix all go through
-it, so they accept and refuse the same values with the same message. `FixedThreshold` is a τ
-together with where it was chosen (`tau_source`), set once where τ is chosen and never
-overwritten downstream.
+`FixedThreshold`, `imad ask --tau`, `imad serve --tau`, a model-name suffix and every τ a rule
+returns go through it, so they accept and refuse the same values with the same message.
+`chosen_threshold` is the one place that picks "the request's τ, else the checkpoint's" (the
+pipeline, the CLI, the server and the trigger budgets' warm-up τ use it).
 
-Importable without torch (the server's settings and model names need it before a model loads).
+Importable without torch (the server's settings and model names need it before a model loads):
+the router's modules are imported when a policy first decides.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from imad.constraints import Constraint, Refused
 from imad.errors import ConfigError
+from imad.routing_options import OOD_POLICIES
+
+if TYPE_CHECKING:
+    from imad.router import Router, RouterDecision
+    from imad.router.score import RouterScore
+
+MIN_CUE_DELTA = 0.005
+"""A cue is reported only if it moves p by at least this much."""
+
+DEFAULT_MAX_CUES = 3
+MAX_CUES_LIMIT = 1000
+"""More cues than features are never reported; this bounds a hostile `max_cues`."""
 
 FIXED_TAU_SOURCES = ("checkpoint", "request")
 """Where a fixed τ can come from; a trigger budget's τ is the third source, "budget"."""
@@ -70,9 +94,152 @@ class FixedThreshold:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tau", check_tau(self.tau))
-        if self.source not in FIXED_TAU_SOURCES:
-            raise ConfigError("tau_source", f"must be one of {', '.join(FIXED_TAU_SOURCES)}, got "
-                                            f"{_show(self.source)}")
+        check_fixed_source(self.source)
+        if not isinstance(self.method, str):
+            raise ConfigError("method", f"must be a string saying how τ was chosen, got "
+                                        f"{_show(self.method)}")
+
+    def threshold_for(self, p: float | None) -> tuple[float, str]:
+        """τ and its source for an answer scored `p` (None: unscored): always this τ."""
+        return self.tau, self.source
+
+
+@runtime_checkable
+class ThresholdRule(Protocol):
+    """What a policy asks a threshold rule: τ for this answer and where it came from
+    ("checkpoint", "request" or "budget"). An unscored answer is passed as None (a trigger
+    budget counts it as unparsed)."""
+
+    def threshold_for(self, p: float | None) -> tuple[float, str]: ...
+
+
+def check_fixed_source(source: object, field: str = "tau_source") -> str:
+    """`source` if a fixed τ may come from it ("checkpoint" or "request")."""
+    if not isinstance(source, str) or source not in FIXED_TAU_SOURCES:
+        raise ConfigError(field, f"must be one of {', '.join(FIXED_TAU_SOURCES)}, got "
+                                 f"{_show(source)}")
+    return source
+
+
+@dataclass(frozen=True, eq=False)
+class Policy:
+    """Turns a `RouterScore` into a keep/escalate `RouterDecision` (module docstring).
+
+    `Policy(FixedThreshold(0.6), ood_policy="escalate")`, `Policy(imad.TriggerBudget(0.2))`;
+    `router.default_policy()` is the checkpoint's. `max_cues`: how many feature cues a decision
+    reports (those that moved p most toward it)."""
+
+    rule: ThresholdRule
+    ood_policy: str = "flag"
+    max_cues: int = DEFAULT_MAX_CUES
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rule, type) or not isinstance(self.rule, ThresholdRule):
+            raise ConfigError("rule", f"must be a threshold rule (imad.FixedThreshold or "
+                                      f"imad.TriggerBudget), got {_show(self.rule)}")
+        if not isinstance(self.ood_policy, str) or self.ood_policy not in OOD_POLICIES:
+            raise ConfigError("ood_policy", f"must be one of {', '.join(OOD_POLICIES)}, got "
+                                            f"{_show(self.ood_policy)}")
+        if isinstance(self.max_cues, bool) or not isinstance(self.max_cues, int) \
+                or not 0 <= self.max_cues <= MAX_CUES_LIMIT:
+            raise ConfigError("max_cues", f"must be an integer in [0, {MAX_CUES_LIMIT}], got "
+                                          f"{_show(self.max_cues)}")
+
+    def check_router(self, router: Router) -> None:
+        """Refuse a router this policy cannot follow: "escalate" needs OOD statistics."""
+        if self.ood_policy == "escalate" and router.ood_detector is None:
+            raise ConfigError("ood_policy", f"'escalate' needs OOD statistics, which router "
+                                            f"{router.name!r} lacks; add them with `python -m "
+                                            "training.export --add-ood ROUTER`")
+
+    def decide(self, score: RouterScore) -> RouterDecision:
+        """Keep the answer (p ≥ τ, and not escalated as unfamiliar) or escalate it, with reasons."""
+        from dataclasses import replace
+
+        from imad.router.decision import (  # lazy: imad.router loads torch
+            PARSED,
+            RouterDecision,
+            non_finite_decision,
+            ood_reason,
+            threshold_reason,
+            unparsed_decision,
+        )
+
+        if score.parse_status != PARSED or not score.scored:
+            tau, source = self._threshold(None)
+            if score.parse_status != PARSED:
+                unscored = unparsed_decision(score.id, tau, score.parse_error or "no response")
+            else:
+                seen = score.raw if score.p is None else score.p
+                unscored = non_finite_decision(score.id, tau, seen, score.uncertainty)
+            return replace(unscored, tau_source=source, ood_policy=self.ood_policy)
+        p = float(score.p)  # type: ignore[arg-type]  # scored: a finite number
+        tau, source = self._threshold(p)
+        below_tau = p < tau
+        escalate = below_tau or (score.ood is True and self.ood_policy == "escalate")
+        # Cues that pushed p toward the decision: down when escalating, up when keeping.
+        sign = -1.0 if below_tau else 1.0
+        ranked = sorted(
+            (cue for cue in score.cues if sign * cue.delta_p >= MIN_CUE_DELTA),
+            key=lambda cue: (-abs(cue.delta_p), cue.feature),
+        )[:self.max_cues]
+        reasons = [threshold_reason(p, tau), *(cue.describe() for cue in ranked)]
+        if score.ood:
+            reasons.insert(1, ood_reason(score.ood_score, score.ood_threshold, self.ood_policy,
+                                         escalate and not below_tau))
+        return RouterDecision(
+            id=score.id, p=p, tau=tau, escalate=escalate, reasons=tuple(reasons),
+            parse_status=PARSED, uncertainty=score.uncertainty, cues=tuple(ranked),
+            tau_source=source, ood_score=score.ood_score, ood=score.ood, ood_policy=self.ood_policy,
+        )
+
+    def _threshold(self, p: float | None) -> tuple[float, str]:
+        """The rule's τ for this answer, range-checked, and its source."""
+        from imad.router.decision import TAU_SOURCES
+
+        tau, source = self.rule.threshold_for(p)
+        if source not in TAU_SOURCES:
+            raise ConfigError("tau_source", f"the rule {type(self.rule).__name__} gave "
+                                            f"{_show(source)}; must be one of {', '.join(TAU_SOURCES)}")
+        return check_tau(tau), source
+
+
+def checkpoint_threshold(router: Router) -> FixedThreshold:
+    """The τ stored in the router's checkpoint, as a rule (source "checkpoint")."""
+    return FixedThreshold(router.config.threshold.tau, source="checkpoint",
+                          method=router.config.threshold.method)
+
+
+def chosen_threshold(router: Router, tau: float | None, *,
+                     method: str = "set for this request (--tau)") -> FixedThreshold:
+    """The request's τ when given (source "request"), else the checkpoint's."""
+    if tau is None:
+        return checkpoint_threshold(router)
+    return FixedThreshold(tau, source="request", method=method)
+
+
+def choose_policy(router: Router, *, tau: float | None = None, rule: ThresholdRule | None = None,
+                  ood_policy: str | None = None) -> Policy:
+    """The policy of one pipeline or request: `rule` (e.g. a trigger budget) when given, else the
+    request's τ, else the checkpoint's; `ood_policy` when given, else the checkpoint's. Checked
+    against the router (`Policy.check_router`)."""
+    if rule is None:
+        rule = chosen_threshold(router, tau)
+    policy = Policy(rule, ood_policy=router.config.ood_policy if ood_policy is None else ood_policy)
+    policy.check_router(router)
+    return policy
+
+
+def as_policy(router: Router, policy: Policy | ThresholdRule | None) -> Policy:
+    """`policy` itself, a bare rule with the checkpoint's OOD policy, or (None) the checkpoint's."""
+    if isinstance(policy, Policy):
+        policy.check_router(router)
+        return policy
+    if policy is not None and (isinstance(policy, type) or not isinstance(policy, ThresholdRule)):
+        raise ConfigError("policy", f"must be an imad.policy.Policy, a threshold rule "
+                                    f"(imad.FixedThreshold, imad.TriggerBudget) or None, got "
+                                    f"{_show(policy)}")
+    return choose_policy(router, rule=policy)
 
 
 def _show(value: object) -> str:

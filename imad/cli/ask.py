@@ -22,6 +22,9 @@ from imad.errors import ConfigError, NoAnswerError
 
 if TYPE_CHECKING:
     from imad.pipeline import PipelineAnswer
+    from imad.policy import Policy
+    from imad.router import Router
+    from imad.router.budget import TriggerBudget
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,18 +47,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", action="store_true", help="with --json: include every LLM call")
 
 
-def run(args: argparse.Namespace) -> int:
+def policy_from_flags(args: argparse.Namespace, router: Router) -> tuple[Policy, TriggerBudget | None]:
+    """The policy `imad ask` decides with, from --tau, --target-trigger-rate / --budget-window /
+    --budget-state and --ood-policy (the budget, when there is one, is its threshold rule and
+    starts from --tau or the checkpoint's τ); the budget too, for the report."""
     from imad.cli.budget_state import budget_from_flags
+    from imad.policy import choose_policy, chosen_threshold
+
+    try:
+        initial = chosen_threshold(router, args.tau)
+        budget = budget_from_flags(args.target_trigger_rate, args.budget_window, args.budget_state,
+                                   initial)
+        return choose_policy(router, tau=args.tau, rule=budget, ood_policy=args.ood_policy), budget
+    except ConfigError as error:
+        raise flag_error(error) from None
+
+
+def run(args: argparse.Namespace) -> int:
     from imad.llm.spec import chat_model_from_spec
     from imad.pipeline import Pipeline
     from imad.router import Router
 
     router = Router.load(args.router)
-    budget = budget_from_flags(args.target_trigger_rate, args.budget_window, args.budget_state,
-                               router.tau if args.tau is None else args.tau)
+    policy, budget = policy_from_flags(args, router)
     try:
-        pipeline = Pipeline(router, chat_model_from_spec(args.llm), args.backend, tau=args.tau,
-                            budget=budget, ood_policy=args.ood_policy)
+        pipeline = Pipeline(router, chat_model_from_spec(args.llm), args.backend, policy=policy)
     except ConfigError as error:
         raise flag_error(error) from None
     result = pipeline.answer(question_from_args(args))  # a budget writes its file as it decides

@@ -34,6 +34,7 @@ from imad.errors import ConfigError
 from imad.file_lock import held_lock
 from imad.jsonio import UntrustedJSONError, read_untrusted_file
 from imad.pipeline import new_budget
+from imad.policy import FixedThreshold
 from imad.router.budget import TriggerBudget
 from imad.router.checkpoint import write_atomic
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
@@ -71,10 +72,11 @@ class FileBackedBudget(TriggerBudget):
 
 
 def budget_from_flags(rate: float | None, window: int | None, state: Path | None,
-                      initial_threshold: float) -> FileBackedBudget | None:
-    """The budget `imad ask`'s flags ask for: loaded from `state` when that file exists, new
-    otherwise; None without `--target-trigger-rate` and `--budget-state`. Everything about the
-    file is checked here, before any LLM call (module docstring)."""
+                      initial: FixedThreshold) -> FileBackedBudget | None:
+    """The budget `imad ask`'s flags ask for — the threshold rule of its policy: loaded from
+    `state` when that file exists, new otherwise (warming up at the `initial` τ, --tau or the
+    checkpoint's); None without `--target-trigger-rate` and `--budget-state`. Everything about
+    the file is checked here, before any LLM call (module docstring)."""
     if state is None:
         if rate is not None or window is not None:
             raise ConfigError(FLAG, "imad ask answers one question per process, so a "
@@ -89,20 +91,23 @@ def budget_from_flags(rate: float | None, window: int | None, state: Path | None
                               "target rate of the new budget")
         try:
             budget = new_budget(rate, DEFAULT_BUDGET_WINDOW if window is None else window,
-                                initial_threshold)
+                                initial)
         except ConfigError as error:
             raise flag_error(error) from None
     else:
         budget = read_budget(target)
         check_same_settings(budget, rate, window, state)
-    return file_backed(budget, target)
+    return file_backed(budget, target, initial_source=initial.source)
 
 
-def file_backed(budget: TriggerBudget, path: Path) -> FileBackedBudget:
-    """`budget` as a `FileBackedBudget` on `path` (same settings, same window)."""
+def file_backed(budget: TriggerBudget, path: Path, *,
+                initial_source: str | None = None) -> FileBackedBudget:
+    """`budget` as a `FileBackedBudget` on `path` (same settings, same window); its warm-up
+    decisions name `initial_source` (default: the budget's)."""
     shared = FileBackedBudget(budget.target_rate, window=budget.window,
                               min_observations=budget.min_observations,
-                              initial_threshold=budget.initial_threshold)
+                              initial_threshold=budget.initial_threshold,
+                              initial_source=initial_source or budget.initial_source)
     shared.load_state_dict(budget.state_dict())
     shared.path = path
     return shared

@@ -1,5 +1,5 @@
-"""The debate router (SPEC §5, §7): the two-head MLP, its config and checkpoint, the shipped
-routers, and the keep/escalate decision. Importing this package loads torch but no checkpoint
+"""The debate router (SPEC §5, §7, §14): the two-head MLP, its config and checkpoint, the shipped
+routers, the score it gives an answer and the decision a policy makes of it. Importing this package loads torch but no checkpoint
 and no spaCy model."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from imad.router.decision import Cue, RouterDecision
 from imad.router.model import RouterNet, RouterNetConfig, RouterOutput
 from imad.router.registry import DEFAULT_ROUTER, available_routers, resolve_checkpoint
 from imad.router.router import Router
+from imad.router.score import RouterScore
 
 __all__ = [
     "CHECKPOINT_SCHEMA_VERSION",
@@ -23,6 +24,7 @@ __all__ = [
     "RouterNet",
     "RouterNetConfig",
     "RouterOutput",
+    "RouterScore",
     "available_routers",
 ]
 

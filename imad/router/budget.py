@@ -72,7 +72,10 @@ class TriggerBudget:
     """Holds a target escalation rate by setting τ to a quantile of the recent scores."""
 
     def __init__(self, target_rate: float, window: int = 500, min_observations: int = 50,
-                 initial_threshold: float | None = None) -> None:
+                 initial_threshold: float | None = None,
+                 initial_source: str = "checkpoint") -> None:
+        from imad.policy import check_fixed_source
+
         self.target_rate = _check_rate(target_rate)
         self.window = _check_count("window", window, minimum=1)
         self.min_observations = _check_count("min_observations", min_observations, minimum=1)
@@ -81,6 +84,9 @@ class TriggerBudget:
                               f"{min_observations}: the window could never hold that many scores")
         self.initial_threshold = (None if initial_threshold is None
                                   else _check_score("initial_threshold", initial_threshold))
+        self.initial_source = check_fixed_source(initial_source, "initial_source")
+        """Where the warm-up τ came from ("checkpoint" or "request"): a decision made with it
+        names that source, one made with the window's quantile names "budget"."""
         self._lock = threading.Lock()
         self._arrivals: deque[tuple[float | None, bool]] = deque()
         """(score or None when unparsed, escalated) per answer, oldest first."""
@@ -119,6 +125,18 @@ class TriggerBudget:
         with self._lock:
             self._append(None, True)
             return self._current_threshold(), self._from_budget()
+
+    def threshold_for(self, p: float | None) -> tuple[float, str]:
+        """A policy's threshold rule (`imad.policy.Policy`): observe the answer (None: unscored,
+        observed as unparsed) and return τ for it and its source ("budget" once τ is the
+        window's quantile, `initial_source` during the warm-up). Before any score, a budget
+        without an initial τ reports τ 1 for an unscored answer, which escalates anyway."""
+        if p is None:
+            tau, from_budget = self.observe_unparsed()
+            tau = 1.0 if tau is None else tau
+        else:
+            tau, from_budget = self.observe_with_source(p)
+        return tau, "budget" if from_budget else self.initial_source
 
     # --- reading -------------------------------------------------------------------------------
 

@@ -1,9 +1,11 @@
-"""What the router decided for one question, and why (SPEC §2: every result carries p and the
-decision).
+"""What the policy decided for one question, and why (SPEC §2: every result carries p and the
+decision; SPEC §14: a `imad.policy.Policy` turns the router's `RouterScore` into it).
 
-A `RouterDecision` is the router's whole output for one self-critique: the score p, the
-threshold τ, whether to escalate to a debate (p < τ), short human-readable reasons, and whether
-the response could be parsed at all. An unparsed response has no score and always escalates.
+A `RouterDecision` is the whole verdict on one self-critique: the score p, the threshold τ,
+whether to escalate to a debate (p < τ), short human-readable reasons, and whether the response
+could be parsed at all. An unparsed response has no score and always escalates. It is the one
+declaration of the decision's fields: the server's JSON and `X-Imad-Decision` header, the CLI's
+`--json` and the metrics' outcome all derive from it (`to_dict`, `summary`, `outcome`).
 
 Fail safe (SPEC §13): a score that is not a finite number (a damaged router, an overflow) is
 never compared with τ. The decision escalates, carries `p = None` and `uncertainty = None`
@@ -37,6 +39,11 @@ OOD_ESCALATED = "ood"
 OUTCOMES = (KEPT, BELOW_TAU, UNPARSED, NON_FINITE, OOD_ESCALATED)
 """A decision's `outcome`: kept, or escalated because p < τ, the self-critique was unparsed, the
 score was not finite, or the OOD policy escalated an unfamiliar answer."""
+
+
+SUMMARY_FIELDS = ("p", "tau", "tau_source", "escalate", "reasons", "parse_status", "ood_score",
+                  "ood", "ood_policy")
+"""The fields of `RouterDecision.summary()`."""
 
 
 class Cue(NamedTuple):
@@ -99,7 +106,15 @@ class RouterDecision:
             return NON_FINITE
         return BELOW_TAU if self.p < self.tau else OOD_ESCALATED
 
+    def summary(self) -> dict[str, Any]:
+        """The decision as it travels beside an answer: the server's `imad` object (and from it
+        the `X-Imad-Decision` header) is built from these fields, so none is listed twice.
+        `escalate` is named `escalated` there, as the answer's past."""
+        data = self.to_dict()
+        return {"escalated" if key == "escalate" else key: data[key] for key in SUMMARY_FIELDS}
+
     def to_dict(self) -> dict[str, Any]:
+        """Every field, as JSON values (the CLI's `--json`)."""
         return {
             "id": self.id,
             "p": self.p,
@@ -132,7 +147,8 @@ def unparsed_decision(question_id: str, tau: float, reason: str) -> RouterDecisi
     )
 
 
-def non_finite_decision(question_id: str, tau: float, p: float, u: float) -> RouterDecision:
+def non_finite_decision(question_id: str, tau: float, p: float | None,
+                        u: float | None) -> RouterDecision:
     """The decision when the router's score is NaN or infinite: escalate, flag it, keep NaN out."""
     return RouterDecision(
         id=question_id,
@@ -144,9 +160,14 @@ def non_finite_decision(question_id: str, tau: float, p: float, u: float) -> Rou
     )
 
 
-def ood_reason(score: float, threshold: float, policy: str, escalated_by_ood: bool) -> str:
-    """The reason an unfamiliar answer adds, e.g. "unlike the training answers (OOD 9.1 > 7.4)…"."""
-    head = f"unlike the router's training answers (OOD score {score:.2f} > {threshold:.2f})"
+def ood_reason(score: float | None, threshold: float | None, policy: str,
+               escalated_by_ood: bool) -> str:
+    """The reason an unfamiliar answer adds, e.g. "unlike the training answers (OOD 9.1 > 7.4)…";
+    `score` None: the OOD score was not a finite number, which is never read as familiar."""
+    if score is None or threshold is None:
+        head = "the OOD score is not a finite number (doubtful, treated as unfamiliar)"
+    else:
+        head = f"unlike the router's training answers (OOD score {score:.2f} > {threshold:.2f})"
     if escalated_by_ood:
         return f"{head}: escalate (ood_policy escalate)"
     if policy == "escalate":

@@ -1,9 +1,12 @@
-"""The debate router at run time: scaler + MLP → p, and the keep/escalate decision (SPEC §2, §5).
+"""The debate router at run time: the scorer of score → calibrate → decide (SPEC §2, §5, §14).
 
 `Router` wraps a trained `RouterNet` with what it needs to score raw feature vectors: the
 ordered feature names, the training scaler's mean and scale (applied here in numpy, so the
-runtime needs no scikit-learn), and the threshold τ. It never imports `training`, Lightning or
-scikit-learn, and `load` reads safetensors + JSON only.
+runtime needs no scikit-learn), the calibrator and the OOD statistics. `score()` turns an answer
+into a `RouterScore`; it knows nothing of τ. A policy (`imad.policy.Policy`) decides: the
+checkpoint's stored τ and OOD policy are data in `config`, and `default_policy()` builds the
+policy they describe. It never imports `training`, Lightning or scikit-learn, and `load` reads
+safetensors + JSON only.
 
 Scores are batch-invariant and reproducible: the network runs in eval mode with row-wise
 kernels (see `imad.router.model`), so a row's p is the same alone or in any batch, and a
@@ -32,31 +35,20 @@ from imad.router.checkpoint import (
     write_checkpoint,
 )
 from imad.router.config import CONFIDENCE_FEATURE, RouterConfig, thaw
-from imad.router.decision import (
-    PARSED,
-    Cue,
-    RouterDecision,
-    non_finite_decision,
-    ood_reason,
-    threshold_reason,
-    unparsed_decision,
-)
+from imad.router.decision import NON_FINITE, Cue, RouterDecision
 from imad.router.model import RouterNet
 from imad.router.registry import resolve_checkpoint
+from imad.router.score import RouterScore, ood_flag, unparsed_score
 
 if TYPE_CHECKING:
     from imad.critique.schema import CritiqueResponse
+    from imad.policy import Policy
     from imad.question import Question
-    from imad.router.budget import TriggerBudget
     from imad.router.featurize import Featurizer
     from imad.router.ood import OODDetector
 
-MIN_CUE_DELTA = 0.005
-"""A cue is reported only if it moves p by at least this much."""
-
-
 class Router:
-    """Scores self-critique answers and decides which to escalate to a debate.
+    """Scores self-critique answers; `default_policy()` (or your own policy) decides.
 
     Immutable in use: `config` (a frozen `RouterConfig`) holds everything but the weights, and
     the `with_…` methods return new routers with their own copy of the network.
@@ -76,8 +68,10 @@ class Router:
     # --- what the config says --------------------------------------------------------------------
 
     name = property(lambda self: self.config.name, doc="The checkpoint's name.")
-    tau = property(lambda self: self.config.threshold.tau, doc="Escalate when p < τ.")
-    tau_method = property(lambda self: self.config.threshold.method, doc="How τ was chosen.")
+    tau = property(lambda self: self.config.threshold.tau,
+                   doc="The checkpoint's stored τ (data: `default_policy()` decides with it).")
+    tau_method = property(lambda self: self.config.threshold.method,
+                          doc="How the checkpoint's stored τ was chosen.")
     feature_names = property(lambda self: self.config.features.names)
     feature_schema_version = property(lambda self: self.config.features.schema_version)
     feature_hash = property(lambda self: self.config.features.hash)
@@ -88,7 +82,8 @@ class Router:
     ood_detector = property(lambda self: self._ood,
                             doc="The OOD detector of the checkpoint, or None when it has none.")
     ood_policy = property(lambda self: self.config.ood_policy,
-                          doc='"flag" or "escalate": what an unfamiliar answer does.')
+                          doc='The checkpoint\'s stored OOD policy, "flag" or "escalate" '
+                              '(data: `default_policy()` follows it).')
     calibrator = property(lambda self: self.config.calibrator,
                           doc="Maps the network's raw score to p (identity unless recalibrated).")
 
@@ -134,10 +129,6 @@ class Router:
 
         return replace(self.config, imad_version=__version__, weights_sha256=weights_sha256).to_dict()
 
-    def with_threshold(self, tau: float, method: str) -> Router:
-        """A copy of this router with another τ, and a note of how it was chosen."""
-        return self.with_config(self.config.with_threshold(tau, method))
-
     def with_calibrator(self, calibrator: Calibrator) -> Router:
         """A copy whose p is `calibrator` applied to the network's raw score (`imad.fit_calibrator`
         on your own labelled answers); τ and everything else unchanged."""
@@ -146,10 +137,6 @@ class Router:
     def with_ood(self, detector: OODDetector | None) -> Router:
         """A copy of this router that scores answers with this OOD detector (None: without)."""
         return self.with_config(self.config.with_ood(detector))
-
-    def with_ood_policy(self, policy: str) -> Router:
-        """A copy whose unfamiliar answers are flagged ("flag") or escalated ("escalate")."""
-        return self.with_config(self.config.with_ood_policy(policy))
 
     def with_record(self, **sections: Any) -> Router:
         """A copy whose training record has these top-level sections added or replaced."""
@@ -203,16 +190,16 @@ class Router:
                                      torch.from_numpy(confidence))
         return output.p.numpy().astype(np.float64), output.u.numpy().astype(np.float64)
 
-    # --- deciding ------------------------------------------------------------------------------
+    # --- scoring one answer -------------------------------------------------------------------
 
     def explain(self, feature_vector: np.ndarray) -> list[Cue]:
         """Every feature's effect on p: p minus p with that feature set to its training mean."""
-        return self._explained(feature_vector)[2]
+        return list(self._explained(feature_vector)[3])
 
     def _explained(self, feature_vector: np.ndarray
-                   ) -> tuple[float, float, list[Cue], float | None]:
-        """p, u, the cues and the OOD score of one raw vector, from one batch of probes (row 0
-        is the vector; its scaled form is the one the OOD detector reads)."""
+                   ) -> tuple[float, float, float, tuple[Cue, ...], float | None]:
+        """p, the raw score, u, the cues and the OOD score of one raw vector, from one batch of
+        probes (row 0 is the vector; its scaled form is the one the OOD detector reads)."""
         row = self._check_features(np.asarray(feature_vector, dtype=np.float64).reshape(1, -1))
         probes = np.repeat(row, len(self.feature_names) + 1, axis=0)
         for column in range(len(self.feature_names)):
@@ -220,89 +207,68 @@ class Router:
         scaled = (probes - self._mean) / self._scale
         raw, u = self._score(probes, scaled)
         p = self.calibrator.apply(raw)
-        cues = [
+        cues = tuple(
             Cue(name, float(row[0, column]), float(p[0] - p[column + 1]))
             for column, name in enumerate(self.feature_names)
-        ]
+        )
         ood_score = None if self._ood is None else float(self._ood.score(scaled[:1])[0])
-        return float(p[0]), float(u[0]), cues, ood_score
+        return float(p[0]), float(raw[0]), float(u[0]), cues, ood_score
 
-    def decide(
+    def score(
         self,
         question: Question | str,
         response: CritiqueResponse | CritiqueParseError | None,
         *,
         parse_error: str | None = None,
-        max_cues: int = 3,
-        budget: TriggerBudget | None = None,
-        tau_source: str = "checkpoint",
         featurizer: Featurizer | None = None,
-    ) -> RouterDecision:
-        """Keep the answer (p ≥ τ) or escalate it to a debate (p < τ), with reasons.
+    ) -> RouterScore:
+        """Score one self-critique: p, the raw score, u, every feature's cue and the OOD flag.
 
-        A response that could not be parsed — `None` with `parse_error` saying why, or the
-        `CritiqueParseError` itself — has no score and always escalates. With a `budget`, every
-        scored answer is observed first and decided with the budget's τ for it; an unparsed or
-        non-finite one is observed as unparsed (it escalates and uses up budget).
-        `tau_source` names where this router's own τ came from ("checkpoint" or "request").
-        An answer whose OOD score is above the checkpoint's threshold is flagged (`ood`) and,
-        under `ood_policy` "escalate", escalated. `featurizer` extracts the feature vector
+        No τ here: a policy (`imad.policy.Policy`, `router.default_policy()`) decides. A
+        response that could not be parsed — `None` with `parse_error` saying why, or the
+        `CritiqueParseError` itself — is unscored. `featurizer` extracts the feature vector
         (default `imad.router.featurize.extract`; a server passes its cross-request batcher).
         """
         question_id = _question_id(question)
         if isinstance(response, CritiqueParseError) or response is None:
             reason = response.reason if response is not None else parse_error or "no response"
-            tau, source = self._unscored_tau(budget, tau_source)
-            return replace(unparsed_decision(question_id, tau, reason), tau_source=source,
-                           ood_policy=self.ood_policy)
+            return unparsed_score(question_id, reason)
         from imad.router import featurize  # lazy: loads spaCy on first use
 
         text = question if isinstance(question, str) else question.text
         extract = featurize.extract if featurizer is None else featurizer
         vector = extract(text, response, self.feature_schema_version).reshape(1, -1)
-        p, u, cues, ood_score = self._explained(vector)
+        p, raw, u, cues, ood_score = self._explained(vector)
+        threshold = None if self._ood is None else self._ood.threshold
         if not (math.isfinite(p) and math.isfinite(u)):
-            tau, source = self._unscored_tau(budget, tau_source)
-            return replace(non_finite_decision(question_id, tau, p, u), tau_source=source,
-                           ood_policy=self.ood_policy)
-        tau, source = self.tau, tau_source
-        if budget is not None:
-            tau, from_budget = budget.observe_with_source(p)
-            source = "budget" if from_budget else tau_source
-        ood = None if ood_score is None else ood_score > self._ood.threshold
-        below_tau = p < tau
-        escalate = below_tau or (bool(ood) and self.ood_policy == "escalate")
-        # Cues that pushed p toward the decision: down when escalating, up when keeping.
-        sign = -1.0 if below_tau else 1.0
-        ranked = sorted(
-            (cue for cue in cues if sign * cue.delta_p >= MIN_CUE_DELTA),
-            key=lambda cue: (-abs(cue.delta_p), cue.feature),
-        )[:max_cues]
-        reasons = [threshold_reason(p, tau), *(cue.describe() for cue in ranked)]
-        if ood:
-            reasons.insert(1, ood_reason(ood_score, self._ood.threshold, self.ood_policy,
-                                         escalate and not below_tau))
-        return RouterDecision(
-            id=question_id,
-            p=p,
-            tau=tau,
-            escalate=escalate,
-            reasons=tuple(reasons),
-            parse_status=PARSED,
-            uncertainty=u,
-            cues=tuple(ranked),
-            tau_source=source,
-            ood_score=ood_score,
-            ood=ood,
-            ood_policy=self.ood_policy,
-        )
+            return RouterScore(id=question_id, p=None, raw=raw, uncertainty=u,
+                               score_status=NON_FINITE)
+        ood_score, ood, doubtful = ood_flag(ood_score, threshold)
+        return RouterScore(id=question_id, p=p, raw=raw, uncertainty=u, cues=cues,
+                           ood_score=ood_score, ood_threshold=threshold, ood=ood,
+                           ood_doubtful=doubtful)
 
-    def _unscored_tau(self, budget: TriggerBudget | None, tau_source: str) -> tuple[float, str]:
-        """τ to report for an answer without a score, observing it in the budget if any."""
-        if budget is None:
-            return self.tau, tau_source
-        tau, from_budget = budget.observe_unparsed()
-        return (self.tau if tau is None else tau), ("budget" if from_budget else tau_source)
+    def default_policy(self) -> Policy:
+        """The policy the checkpoint describes: its stored τ (`FixedThreshold`, source
+        "checkpoint") and its stored OOD policy."""
+        from imad.policy import Policy, checkpoint_threshold
+
+        return Policy(checkpoint_threshold(self), ood_policy=self.config.ood_policy)
+
+    def decide(
+        self,
+        question: Question | str,
+        response: CritiqueResponse | CritiqueParseError | None,
+        policy: Policy | None = None,
+        *,
+        parse_error: str | None = None,
+        featurizer: Featurizer | None = None,
+    ) -> RouterDecision:
+        """A convenience for `(policy or router.default_policy()).decide(router.score(...))`:
+        keep the answer or escalate it to a debate, with reasons."""
+        policy = self.default_policy() if policy is None else policy
+        return policy.decide(self.score(question, response, parse_error=parse_error,
+                                        featurizer=featurizer))
 
     def check_features(self) -> None:
         """Raise `CheckpointError` if the installed feature extractor differs from training's."""

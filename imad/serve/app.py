@@ -140,9 +140,10 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     async def routing_stats(request: Request) -> dict[str, Any]:
         check_bearer(request.headers.get("authorization"), settings.api_key)
         budgets = runner.budgets
+        policy = factory.default_policy()
         return {"router": factory.router.name, "tau": factory.router.tau,
                 "ood_statistics": factory.router.ood_detector is not None,
-                "ood_policy": factory.router.ood_policy,
+                "ood_policy": policy.ood_policy,
                 "target_trigger_rate": settings.target_trigger_rate,
                 "budget_window": None if budgets is None else settings.budget_window,
                 "budgets": {} if budgets is None else budgets.stats()}

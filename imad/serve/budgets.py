@@ -3,7 +3,8 @@
 Each model name (`imad`, `imad-svrmad`, `imad-acemad-0.6`, …) is its own traffic with its own
 debate cost, so each gets its own `TriggerBudget`, created on its first request with that name's
 τ (the suffix, `--tau` or the checkpoint's) as the warm-up τ. All requests of a name share the
-budget (it is thread-safe), and `GET /v1/imad/stats` reports each one's τ and realized rate.
+budget (it is thread-safe) as its policy's threshold rule, and `GET /v1/imad/stats` reports each
+one's τ and realized rate.
 A τ suffix can be any number, so the book holds at most `MAX_BUDGETS` names with a suffix; a
 request for one more is refused (400) rather than letting a client grow the server's memory
 without bound. The server's own names (`imad`, `imad-acemad`, `imad-svrmad`) do not count
@@ -14,12 +15,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imad.errors import ServeError
 from imad.pipeline import new_budget
+from imad.policy import chosen_threshold
 from imad.router.budget import TriggerBudget
 from imad.serve.model_names import ModelChoice, listed_model_names
+
+if TYPE_CHECKING:
+    from imad.router import Router
 
 MAX_BUDGETS = 64
 
@@ -27,10 +32,10 @@ MAX_BUDGETS = 64
 class BudgetBook:
     """The server's budgets, by model name."""
 
-    def __init__(self, target_rate: float, window: int, router_tau: float) -> None:
+    def __init__(self, target_rate: float, window: int, router: Router) -> None:
         self.target_rate = target_rate
         self.window = window
-        self.router_tau = router_tau
+        self.router = router
         self._budgets: dict[str, TriggerBudget] = {}
         self._lock = threading.Lock()
 
@@ -46,7 +51,7 @@ class BudgetBook:
                                           f"{MAX_BUDGETS} model names; use one of "
                                           f"{', '.join(sorted(self._budgets)[:5])}…",
                                      code="too_many_budgets", param="model")
-                initial = self.router_tau if choice.tau is None else choice.tau
+                initial = chosen_threshold(self.router, choice.tau)
                 budget = self._budgets[name] = new_budget(self.target_rate, self.window, initial)
             return budget
 

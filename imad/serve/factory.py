@@ -1,8 +1,10 @@
 """Building the pipeline of one request from the server's shared parts.
 
-The router and the chat model are loaded once per server; a request only chooses the debate
-back-end and τ (through its model name, `imad.serve.model_names`). Building a `Pipeline` per
-request is cheap (a shallow router copy and two small config objects) and lets the server hand
+The router and the chat model are loaded once per server and shared, never copied; a request
+only chooses the debate back-end and its policy (through its model name,
+`imad.serve.model_names`): a τ suffix builds a `FixedThreshold` policy, a model name's trigger
+budget is its policy's rule, and the server's `--ood-policy` goes into every policy. Building a
+`Pipeline` per request is cheap (a policy and two small config objects) and lets the server hand
 each request its own `UpstreamWatch` around the shared model.
 """
 
@@ -15,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from imad.critique.schema import CritiqueResponse
 from imad.llm.types import ChatModel
 from imad.pipeline import Pipeline
+from imad.policy import Policy, choose_policy
 from imad.router import Router
 from imad.router.budget import TriggerBudget
-from imad.serve.model_names import SERVE_BACKENDS, ModelChoice
+from imad.serve.model_names import MODEL_PREFIX, SERVE_BACKENDS, ModelChoice
 
 if TYPE_CHECKING:
     from imad.router.featurize import Featurizer
@@ -38,6 +41,8 @@ class PipelineFactory:
     router: Router
     model: ChatModel
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ood_policy: str | None = None
+    """The server's `--ood-policy`; None follows the checkpoint's."""
 
     @classmethod
     def from_specs(cls, *, router: str | Path | None = None, llm: str = "local",
@@ -50,23 +55,33 @@ class PipelineFactory:
     def build(self, choice: ModelChoice, model: ChatModel | None = None, *,
               budget: TriggerBudget | None = None, featurizer: Featurizer | None = None) -> Pipeline:
         """The pipeline for `choice`, calling `model` (default: the shared one), deciding with
-        the model name's `budget` if the server keeps one, extracting features with `featurizer`
-        (default: one extraction per request)."""
+        the policy of `choice` (`policy_for`), extracting features with `featurizer` (default:
+        one extraction per request)."""
         return Pipeline(self.router, model if model is not None else self.model, choice.backend,
-                        tau=choice.tau, backend_options=dict(self.backend_options.get(choice.backend, {})),
-                        budget=budget, featurizer=featurizer)
+                        policy=self.policy_for(choice, budget),
+                        backend_options=dict(self.backend_options.get(choice.backend, {})),
+                        featurizer=featurizer)
+
+    def policy_for(self, choice: ModelChoice, budget: TriggerBudget | None = None) -> Policy:
+        """The model name's trigger `budget` when the server keeps one, else its τ suffix (or
+        --tau), else the checkpoint's τ; with the server's OOD policy."""
+        return choose_policy(self.router, tau=choice.tau, rule=budget, ood_policy=self.ood_policy)
+
+    def default_policy(self) -> Policy:
+        """The policy of a request without a τ suffix or budget: the checkpoint's τ, the server's
+        OOD policy."""
+        return self.policy_for(ModelChoice(MODEL_PREFIX, SERVE_BACKENDS[0], None))
 
     def prepare(self, ood_policy: str | None = None) -> None:
-        """Apply the server's `ood_policy` to the shared router, build every servable back-end
-        once and score one made-up answer.
+        """Take the server's `ood_policy`, build every servable back-end once and score one
+        made-up answer.
 
         Bad back-end options (and an `ood_policy` the router cannot follow) then fail at start-up
         rather than per request, and the feature extractor (spaCy, textstat, lexicons) loads once
         before traffic arrives: its loaders are not locked, so a first burst of concurrent
         requests would otherwise each load spaCy.
         """
-        if ood_policy is not None and ood_policy != self.router.ood_policy:
-            self.router = self.router.with_ood_policy(ood_policy)  # once, not per request
+        self.ood_policy = ood_policy
         for backend in SERVE_BACKENDS:
             self.build(ModelChoice(f"imad-{backend}", backend, None))
-        self.router.decide("Is the server warm?", WARM_UP_RESPONSE)
+        self.router.score("Is the server warm?", WARM_UP_RESPONSE)

@@ -111,6 +111,9 @@ class Usage(BaseModel):
 class ImadInfo(BaseModel):
     """The extra `imad` field of a completion: what the router decided and what it cost.
 
+    The decision's fields come from `RouterDecision.summary()` (declared there once); the others
+    say what the server did with it.
+
     p: P(answer correct) from the router; null when the self-critique could not be parsed.
     tau: the threshold used; escalated: p < tau (or unparsed), so a debate ran.
     backend: the debate back-end the model name selected (used only when escalated).
@@ -124,6 +127,8 @@ class ImadInfo(BaseModel):
         above the checkpoint's threshold (null without OOD statistics or without a score).
     ood_policy: flag (reported only) or escalate (an unfamiliar answer is debated).
     """
+
+    model_config = ConfigDict(extra="forbid")  # a new decision field must be declared here
 
     p: float | None
     tau: float
@@ -207,12 +212,9 @@ class ModelList(BaseModel):
 def completion_from_answer(answer: PipelineAnswer, choice: ModelChoice, *, completion_id: str,
                            created: int, fingerprint: str) -> ChatCompletion:
     """The chat completion of a pipeline answer; `usage` sums every call in its trace."""
-    decision = answer.decision
-    info = ImadInfo(p=decision.p, tau=decision.tau, escalated=decision.escalate, backend=choice.backend,
-                    source=answer.source, reasons=list(decision.reasons),
-                    parse_status=decision.parse_status, llm_calls=len(answer.trace), error=answer.error,
-                    upstream_model=answer.critique.model_id, tau_source=decision.tau_source,
-                    ood_score=decision.ood_score, ood=decision.ood, ood_policy=decision.ood_policy)
+    info = ImadInfo(**answer.decision.summary(), backend=choice.backend, source=answer.source,
+                    llm_calls=len(answer.trace), error=answer.error,
+                    upstream_model=answer.critique.model_id)
     usage = Usage(prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
                   total_tokens=answer.total_tokens)
     return ChatCompletion(id=completion_id, created=created, model=choice.name,

@@ -2,15 +2,15 @@
 
 Every request admitted to a slot is counted in exactly one outcome (issue 20): a kept answer,
 an escalation with its reason, a fallback to the self-critique answer, or a request that ended
-without an answer (no usable answer, a timeout, a cancelled client, an error). The outcome is
-read from the decision's own fields and the answer's `source`, in this one function, so it can
-move to the decision if the decision grows an outcome field.
+without an answer (no usable answer, a timeout, a cancelled client, an error). A decision's
+outcome is the decision's own (`RouterDecision.outcome`), named here as the metrics label it;
+the answer's `source` adds the fallback and no-answer outcomes.
 """
 
 from __future__ import annotations
 
 from imad.pipeline import PipelineAnswer
-from imad.router.decision import NON_FINITE, PARSED
+from imad.router import decision as router_decision
 
 KEPT = "kept"
 ESCALATED_BELOW_TAU = "escalated_below_tau"
@@ -28,19 +28,20 @@ OUTCOMES = (KEPT, ESCALATED_BELOW_TAU, ESCALATED_UNPARSED, ESCALATED_NON_FINITE,
 """Every value of the `outcome` label, so each is exported (as 0) before it first happens."""
 
 
+DECISION_OUTCOMES = {
+    router_decision.KEPT: KEPT,
+    router_decision.BELOW_TAU: ESCALATED_BELOW_TAU,
+    router_decision.UNPARSED: ESCALATED_UNPARSED,
+    router_decision.NON_FINITE: ESCALATED_NON_FINITE,
+    router_decision.OOD_ESCALATED: ESCALATED_OOD,
+}
+"""The metrics label of each `RouterDecision.outcome`."""
+
+
 def decision_outcome(answer: PipelineAnswer) -> str:
     """The outcome of a pipeline that returned `answer` (see the module docstring)."""
-    decision = answer.decision
     if answer.source == "none":
         return NO_ANSWER
     if answer.source == "single_agent_fallback":
         return FALLBACK
-    if not decision.escalate:
-        return KEPT
-    if decision.parse_status != PARSED:
-        return ESCALATED_UNPARSED
-    if decision.score_status == NON_FINITE or decision.p is None:
-        return ESCALATED_NON_FINITE
-    if decision.p < decision.tau:
-        return ESCALATED_BELOW_TAU
-    return ESCALATED_OOD  # escalated although p ≥ τ: only the OOD policy does that
+    return DECISION_OUTCOMES[answer.decision.outcome]

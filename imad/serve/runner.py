@@ -48,7 +48,7 @@ class PipelineRunner:
         self.factory = factory
         self.metrics = metrics or ServerMetrics()
         self.budgets = (None if settings.target_trigger_rate is None else BudgetBook(
-            settings.target_trigger_rate, settings.budget_window, factory.router.tau))
+            settings.target_trigger_rate, settings.budget_window, factory.router))
         self.timeout_s = settings.request_timeout_s
         self.limiter = AdmissionQueue(settings.max_concurrency, settings.queue_limit,
                                       settings.queue_timeout_s, settings.retry_after_s)

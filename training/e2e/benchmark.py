@@ -25,6 +25,7 @@ from imad.debate import DebateBackend, create_backend
 from imad.errors import ImadError
 from imad.llm.types import ChatModel
 from imad.pipeline import Pipeline, router_confidence_source
+from imad.policy import FixedThreshold, chosen_threshold
 from imad.question import Question
 from imad.router import DEFAULT_CHECKPOINT, Router
 from training.data import load_questions
@@ -107,8 +108,8 @@ def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
     if router is None and routed:
         router_path = str(config.router or DEFAULT_CHECKPOINT)
         router = Router.load(router_path)
-    if router is not None and config.tau is not None:
-        router = router.with_threshold(config.tau, "set for this run (--tau)")
+    threshold = None if router is None else chosen_threshold(router, config.tau,
+                                                             method="set for this run (--tau)")
     questions = {dataset_name(d): load_questions(d, data_dir=config.data_dir, limit=config.limit)
                  for d in config.datasets}
     for name, items in questions.items():
@@ -122,7 +123,8 @@ def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
     meter = MeteredChat(cache, max_concurrency=getattr(model, "max_concurrency", 1))
     source = config.confidence_source or (router_confidence_source(router) if router else "verbal")
     critique = SelfCritique(meter, max_tokens=config.max_tokens, confidence_source=source)
-    methods = {name: prepare(E2E_METHODS[name], meter, router, critique, config.backend_options)
+    methods = {name: prepare(E2E_METHODS[name], meter, router, critique, config.backend_options,
+                             threshold)
                for name in config.methods}
     outcomes: dict[str, dict[str, list[QuestionOutcome]]] = {}
     primed: dict[str, int] = {}
@@ -140,7 +142,7 @@ def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
     run = {"llm": {"model_id": model.model_id, "spec": spec},
            "router": None if router is None else {
                "name": router.name, "path": router_path or "(passed in by the caller)",
-               "tau": router.tau, "tau_method": router.tau_method},
+               "tau": threshold.tau, "tau_method": threshold.method},
            "self_critique": {"prompt_version": PROMPT_VERSION, "confidence_source": source,
                              "decoding": critique.decoding_params()},
            "cache": {"path": str(config.cache), "mode": config.cache_mode,
@@ -168,11 +170,13 @@ class PreparedMethod:
 
 
 def prepare(method: Method, model: MeteredChat, router: Router | None, critique: SelfCritique,
-            options: Mapping[str, Mapping[str, Any]]) -> PreparedMethod:
-    """The back-end (with `options[backend]` over its defaults) and the runner of `method`."""
+            options: Mapping[str, Mapping[str, Any]],
+            threshold: FixedThreshold | None = None) -> PreparedMethod:
+    """The back-end (with `options[backend]` over its defaults) and the runner of `method`;
+    a routed method decides with `threshold` (default: the checkpoint's τ)."""
     backend = create_backend(method.backend, model, **dict(options.get(method.backend, {})))
     if method.routed:
-        pipeline = Pipeline(router, model, backend, critique=critique)
+        pipeline = Pipeline(router, model, backend, critique=critique, policy=threshold)
         return PreparedMethod(method, backend, lambda q: _answer_with_pipeline(pipeline, q))
     if method.selective:
         return PreparedMethod(method, backend, lambda q: _answer_selectively(backend, q))

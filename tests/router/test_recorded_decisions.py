@@ -1,0 +1,81 @@
+"""Old checkpoints decide exactly as before the policy redesign (issue 21, SPEC §14).
+
+`tests/fixtures/policy/decisions_recorded.json` holds the four shipped routers' decisions on 18
+recorded self-critiques of the embedded model (five parsed and one unparsed answer per evaluation
+set), written by the code before the redesign (commit c90a807, `record_decisions.py` beside it):
+the checkpoint's policy, the OOD policy "escalate", a caller's τ 0.5, and a trigger budget (rate
+0.3, window 8, warm-up 3 at the checkpoint's τ) observing the 18 answers in order. The new path —
+`router.score` then a `Policy` — must give the same p, τ, tau_source, escalate, reasons, cues and
+OOD fields, to the bit.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from imad.critique.schema import CritiqueResponse
+from imad.policy import FixedThreshold, Policy
+from imad.router import Router
+from imad.router.budget import TriggerBudget
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDED = json.loads((ROOT / "tests/fixtures/policy/decisions_recorded.json").read_text("utf-8"))
+EVAL = ROOT / "corpus" / "smollm2-135m-instruct-q4_1" / "eval"
+
+
+@cache
+def _records() -> dict[str, dict]:
+    records = {}
+    for file in sorted({item["file"] for item in RECORDED["inputs"]}):
+        for line in (EVAL / f"{file}.jsonl").read_text("utf-8").splitlines():
+            record = json.loads(line)
+            records[record["question_id"]] = record
+    return records
+
+
+def _inputs() -> list[tuple[str, CritiqueResponse | None, str | None]]:
+    rows = []
+    for item in RECORDED["inputs"]:
+        record = _records()[item["question_id"]]
+        parsed = record["parsed"]
+        response = None if parsed is None else CritiqueResponse.from_dict(parsed)
+        rows.append((record["question"]["text"], response,
+                     None if parsed is not None else record["parse_error"] or "unparsed"))
+    return rows
+
+
+def _policies(router: Router) -> dict[str, Policy]:
+    return {
+        "default": router.default_policy(),
+        "ood_escalate": Policy(router.default_policy().rule, ood_policy="escalate"),
+        "tau_request": Policy(FixedThreshold(0.5, method="set for this pipeline (--tau)")),
+        "budget": Policy(TriggerBudget(0.3, window=8, min_observations=3,
+                                       initial_threshold=router.tau)),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED["routers"]))
+def test_the_new_path_decides_as_the_recorded_router(name):
+    router = Router.load(name)
+    policies = _policies(router)
+    scores = [router.score(text, response, parse_error=error) for text, response, error in _inputs()]
+    for case, recorded in RECORDED["routers"][name].items():
+        decided = [policies[case].decide(score).to_dict() for score in scores]
+        assert decided == recorded, f"{name} / {case}"
+    # the convenience is the same path
+    text, response, error = _inputs()[0]
+    assert router.decide(text, response, parse_error=error).to_dict() == \
+        RECORDED["routers"][name]["default"][0]
+
+
+def test_the_recording_covers_every_branch():
+    decisions = [d for router in RECORDED["routers"].values() for case in router.values() for d in case]
+    outcomes = {(d["parse_status"], d["escalate"], d["ood"], d["tau_source"]) for d in decisions}
+    assert ("unparsed", True, None, "budget") in outcomes and ("parsed", False, True, "checkpoint") in outcomes
+    assert {d["tau_source"] for d in decisions} == {"checkpoint", "request", "budget"}
+    # the OOD policy "escalate" escalated answers that p ≥ τ would keep
+    assert any(d["escalate"] and d["p"] is not None and d["p"] >= d["tau"] for d in decisions)
