@@ -8,7 +8,8 @@ import pytest
 
 from imad.errors import ConfigError, LLMServerError
 from imad.llm.scripted import ScriptedChat
-from imad.pipeline import Pipeline
+from imad.pipeline import Pipeline, new_budget
+from imad.policy import FixedThreshold, Policy
 from imad.question import Question, TaskType
 from imad.router.budget import TriggerBudget
 from tests.router.router_helpers import make_router
@@ -35,7 +36,8 @@ def scripted(request):
 
 def small_pipeline(chat, tau, backend="svrmad"):
     options = {"n_agents": 3, "consensus_agree": 3} if backend == "svrmad" else {"n_agents": 2, "n_rounds": 1}
-    return Pipeline(make_router(), chat, backend, tau=tau, backend_options=options)
+    policy = None if tau is None else FixedThreshold(tau)
+    return Pipeline(make_router(), chat, backend, policy=policy, backend_options=options)
 
 
 def check_totals(result):
@@ -96,7 +98,7 @@ def test_batch_keeps_order(tmp_path):
 
 def test_bad_settings():
     with pytest.raises(ConfigError, match="tau"):
-        Pipeline(make_router(), ScriptedChat(scripted), "acemad", tau=1.5)
+        Pipeline(make_router(), ScriptedChat(scripted), "acemad", policy=FixedThreshold(1.5))
     with pytest.raises(ConfigError, match="unknown debate back-end"):
         Pipeline(make_router(), ScriptedChat(scripted), "shouting")
 
@@ -105,7 +107,7 @@ def test_bad_settings():
 @pytest.mark.parametrize(("tau", "escalated"), [(0.0, False), (1.0, True)])
 def test_real_embedded_model_end_to_end(embedded_model, fixture_data_dir, tau, escalated):
     question = load_questions("medqa", data_dir=fixture_data_dir, limit=1)[0]
-    pipeline = Pipeline(make_router(), embedded_model, "svrmad", tau=tau,
+    pipeline = Pipeline(make_router(), embedded_model, "svrmad", policy=FixedThreshold(tau),
                         backend_options={"n_agents": 3, "consensus_agree": 3, "max_debates": 2})
     result = pipeline.answer(question)
     assert result.escalated is escalated
@@ -123,9 +125,10 @@ def test_budget_decides_with_its_tau_after_warm_up_and_counts_unparsed():
             return "not json"
         return scripted(request)
 
-    pipeline = Pipeline(make_router(), ScriptedChat(sometimes_garbage), "svrmad",
-                        backend_options={"n_agents": 3, "consensus_agree": 3},
-                        target_trigger_rate=0.5, budget_window=8)
+    router = make_router()
+    budget = new_budget(0.5, 8, router.default_policy().rule)
+    pipeline = Pipeline(router, ScriptedChat(sometimes_garbage), "svrmad",
+                        backend_options={"n_agents": 3, "consensus_agree": 3}, policy=budget)
     questions = [Question(f"Which drug is an opioid? #{i}", TaskType.MULTIPLE_CHOICE, MCQ.choices,
                           id=f"q{i}") for i in range(7)]
     decisions = [pipeline.answer(q).decision for q in questions]
@@ -133,7 +136,8 @@ def test_budget_decides_with_its_tau_after_warm_up_and_counts_unparsed():
     assert [d.tau_source for d in decisions] == ["checkpoint"] * 3 + ["budget"] * 4
     assert all(d.tau == 0.7 for d in decisions[:3])
     assert decisions[5].parse_status == "unparsed" and decisions[5].escalate
-    stats = pipeline.budget.stats()
+    assert pipeline.policy.rule is budget
+    stats = budget.stats()
     assert (stats.observed_total, stats.answers_in_window, stats.unparsed_in_window) == (7, 7, 1)
     assert stats.realized_rate == sum(d.escalate for d in decisions) / 7
 
@@ -145,12 +149,25 @@ def test_tau_override_is_recorded_as_request():
 
 
 @pytest.mark.parametrize(("options", "field"), [
-    ({"target_trigger_rate": 1.5}, "target_trigger_rate"),
-    ({"target_trigger_rate": 0.2, "budget_window": 0}, "budget_window"),
-    ({"target_trigger_rate": 0.2, "budget": TriggerBudget(0.2)}, "target_trigger_rate"),
-    ({"ood_policy": "escalate"}, "ood_policy"),  # the test router has no OOD statistics
+    ({"policy": 0.5}, "policy"),
+    ({"policy": TriggerBudget}, "policy"),
+    ({"policy": Policy(FixedThreshold(0.5), ood_policy="escalate")}, "ood_policy"),
 ])
-def test_bad_budget_or_ood_settings_name_the_argument(options, field):
+def test_bad_policy_settings_name_the_argument(options, field):
+    # the test router has no OOD statistics, so it cannot follow "escalate"
     with pytest.raises(ConfigError) as caught:
         Pipeline(make_router(), ScriptedChat(scripted), "svrmad", **options)
     assert caught.value.field == field
+
+
+def test_the_router_is_shared_not_copied_and_a_budget_is_the_rule():
+    router, budget = make_router(), TriggerBudget(0.3, window=10, min_observations=2)
+    pipelines = [Pipeline(router, ScriptedChat(scripted), "svrmad", policy=rule,
+                          backend_options={"n_agents": 3, "consensus_agree": 3})
+                 for rule in (None, FixedThreshold(0.1), budget, Policy(budget, ood_policy="flag"))]
+    assert all(pipeline.router is router for pipeline in pipelines)
+    assert [type(p.policy.rule).__name__ for p in pipelines] == ["FixedThreshold", "FixedThreshold",
+                                                                "TriggerBudget", "TriggerBudget"]
+    assert pipelines[0].policy.rule == FixedThreshold(0.7, source="checkpoint",
+                                                       method=router.tau_method)
+    assert pipelines[2].policy.rule is budget and pipelines[3].policy.rule is budget

@@ -97,8 +97,8 @@ def recorded_text() -> str:
 def test_recipe_b_python_with_your_own_client(always_escalate):
     code = recipe("python")
     if always_escalate:
-        code = code.replace('Router.load("imad-router-v1.1")',
-                            'Router.load("imad-router-v1.1").with_threshold(1.0, "test")')
+        code = code.replace("policy = router.default_policy()",
+                            "policy = __import__('imad').Policy(__import__('imad').FixedThreshold(1.0))")
     prompts: list[list[dict[str, str]]] = []
     debate_model = ScriptedChat(lambda request: scripted_answer(request, "maybe"))
 
@@ -207,6 +207,15 @@ def test_recipe_drift_budget_and_ood_flag_in_a_pipeline():
     # budget_window 100 → 50 scores at the checkpoint's τ, then the budget's.
     assert {d[2] for d in decisions[:49]} == {"checkpoint"} and {d[2] for d in decisions[49:]} == {"budget"}
     assert {d[3] for d in decisions} <= {"True", "False"}  # the v2 checkpoint has OOD statistics
-    budget = namespace["pipeline"].budget.stats()
+    assert namespace["pipeline"].policy.rule is namespace["budget"]
+    budget = namespace["budget"].stats()
     assert lines[-1] == (f"escalated {budget.realized_rate:.2f} of the last 70 (target 0.2)")
     assert budget.observed_total == 70
+
+
+def test_recipe_policy_pipelines_take_a_policy_and_share_the_router():
+    namespace: dict[str, object] = {"chat_model": ScriptedChat(scripted_answer)}
+    run_printing(recipe("policy"), namespace)
+    pipeline, router = namespace["pipeline"], namespace["router"]
+    assert pipeline.router is router and pipeline.policy.ood_policy == "escalate"
+    assert (pipeline.policy.rule.tau, pipeline.policy.rule.source) == (0.6, "request")

@@ -20,6 +20,7 @@ import pytest
 from imad.cli.budget_state import write_budget
 from imad.file_lock import lock_path
 from imad.pipeline import new_budget
+from imad.policy import FixedThreshold
 from tests.conftest import REPO_ROOT
 from tests.router.router_helpers import make_router
 from tests.support.openai_stub import openai_stub
@@ -47,7 +48,7 @@ sys.exit(main(sys.argv[1:]))
 def seeded(tmp_path):
     router = make_router().save(tmp_path / "router")
     state = tmp_path / "budget.json"
-    budget = new_budget(0.5, 50, 0.5)
+    budget = new_budget(0.5, 50, FixedThreshold(0.5, source="checkpoint"))
     for score in SEED_SCORES:
         budget.observe(score)
     write_budget(budget, state)

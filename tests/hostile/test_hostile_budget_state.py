@@ -17,6 +17,7 @@ import pytest
 from imad.cli.budget_state import write_budget
 from imad.cli.main import main
 from imad.pipeline import new_budget
+from imad.policy import FixedThreshold
 from tests.router.router_helpers import make_router
 from tests.support.openai_stub import openai_stub
 
@@ -37,7 +38,7 @@ def stub(monkeypatch):
 
 
 def valid_state() -> dict:
-    budget = new_budget(0.5, 20, 0.5)
+    budget = new_budget(0.5, 20, FixedThreshold(0.5, source="checkpoint"))
     budget.observe(0.3)
     return budget.state_dict()
 
@@ -174,7 +175,7 @@ def test_a_symlinked_state_updates_its_target_and_keeps_the_mode(router_dir, stu
     llm, served = stub
     target = tmp_path / "real" / "state.json"
     target.parent.mkdir()
-    write_budget(new_budget(0.5, 20, 0.5), target)
+    write_budget(new_budget(0.5, 20, FixedThreshold(0.5, source="checkpoint")), target)
     target.chmod(0o640)
     link = tmp_path / "state.json"
     link.symlink_to(target)

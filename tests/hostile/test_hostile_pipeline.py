@@ -21,6 +21,7 @@ from imad.errors import InputTooLargeError, InvalidQuestionError, RequestCancell
 from imad.llm.cancel import CancellableChat
 from imad.llm.scripted import ScriptedChat
 from imad.pipeline import Pipeline
+from imad.policy import FixedThreshold
 from imad.question import Question, TaskType
 from tests.router.router_helpers import make_router
 from tests.support.nan_router import NaNRouter
@@ -46,7 +47,8 @@ def answer_all(text: str):
 
 
 def pipeline(chat, tau: float = 0.0, router=None) -> Pipeline:
-    return Pipeline(router or make_router(), chat, "svrmad", tau=tau, backend_options=SMALL_SVRMAD)
+    return Pipeline(router or make_router(), chat, "svrmad",
+                    policy=None if tau is None else FixedThreshold(tau), backend_options=SMALL_SVRMAD)
 
 
 def with_raw(field: str, literal: str) -> str:
@@ -84,7 +86,7 @@ def test_issue_reproduction_with_the_embedded_model(embedded_model):
     """'word ' * 3998 as context: 4,185 prompt tokens by llama.cpp's own count, refused unasked."""
     question = Question("Is it?", TaskType.YES_NO_MAYBE, context="word " * 3998)
     with pytest.raises(InputTooLargeError) as caught:
-        Pipeline(make_router(), embedded_model, "svrmad", tau=0.0).answer(question)
+        Pipeline(make_router(), embedded_model, "svrmad", policy=FixedThreshold(0.0)).answer(question)
     assert (caught.value.prompt_tokens, caught.value.context_tokens) == (4185, 4096)
 
 
@@ -95,7 +97,7 @@ def test_non_finite_score_escalates_with_the_reason():
     chat = ScriptedChat(answer_all(json.dumps(CRITIQUE)))
     result = pipeline(chat, tau=None, router=NaNRouter()).answer(YNM)
     assert result.escalated and result.decision.p is None and result.source == "debate"
-    assert "not a finite number" in result.decision.reasons[0]
+    assert result.decision.reasons[0].startswith("router score is not finite (p nan, u ")
     assert result.decision.score_status == "non_finite"
     json.dumps(result.to_dict(), allow_nan=False)
 

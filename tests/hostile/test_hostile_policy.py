@@ -69,3 +69,82 @@ def test_model_name_suffix_out_of_range_is_a_400(name):
     with pytest.raises(ServeError) as raised:
         parse_model_name(name, default_backend="acemad", default_tau=None)
     assert raised.value.status == 400 and raised.value.code == "invalid_threshold"
+
+
+# --- every policy constructor argument (issue 21): a typed ConfigError naming the argument --------
+
+HOSTILE_VALUES = [
+    pytest.param(math.nan, id="nan"),
+    pytest.param(math.inf, id="inf"),
+    pytest.param(-math.inf, id="-inf"),
+    pytest.param(1e308, id="1e308"),
+    pytest.param(10**400, id="400-digit-integer"),
+    pytest.param(True, id="bool"),
+    pytest.param("flag", id="string"),
+    pytest.param("\ud800", id="lone-surrogate"),
+    pytest.param(None, id="none"),
+    pytest.param([0.5], id="list"),
+    pytest.param({"tau": 0.5}, id="dict"),
+]
+
+
+def _policy_builders():
+    """Every argument of the policy's constructors. TriggerBudget's numeric settings have their
+    own table (tests/hostile/test_hostile_trigger_budget.py); its new `initial_source` is here."""
+    from imad.policy import Policy
+    from imad.router.budget import TriggerBudget
+
+    rule = FixedThreshold(0.5)
+    return {
+        "FixedThreshold.tau": (lambda v: FixedThreshold(v), "tau"),
+        "FixedThreshold.source": (lambda v: FixedThreshold(0.5, source=v), "tau_source"),
+        "FixedThreshold.method": (lambda v: FixedThreshold(0.5, method=v), "method"),
+        "Policy.rule": (lambda v: Policy(v), "rule"),
+        "Policy.ood_policy": (lambda v: Policy(rule, ood_policy=v), "ood_policy"),
+        "Policy.max_cues": (lambda v: Policy(rule, max_cues=v), "max_cues"),
+        "TriggerBudget.initial_source": (lambda v: TriggerBudget(0.2, initial_source=v),
+                                         "initial_source"),
+    }
+
+
+@pytest.mark.parametrize("argument", sorted(_policy_builders()))
+@pytest.mark.parametrize("value", HOSTILE_VALUES)
+def test_every_policy_argument_refuses_hostile_values_naming_itself(argument, value):
+    build, field = _policy_builders()[argument]
+    if argument == "FixedThreshold.method" and isinstance(value, str):
+        assert build(value).method == value  # any text says how τ was chosen
+        return
+    with pytest.raises(ConfigError) as raised:
+        build(value)
+    assert raised.value.field == field
+    assert len(str(raised.value)) < 400  # a 400-digit integer is described, not printed
+
+
+def test_a_rule_that_returns_a_hostile_tau_or_source_is_refused_when_deciding():
+    from imad.policy import Policy
+    from imad.router.score import RouterScore
+
+    class Broken:
+        def __init__(self, tau, source):
+            self.tau, self.source = tau, source
+
+        def threshold_for(self, p):
+            return self.tau, self.source
+
+    score = RouterScore(id="q", p=0.5)
+    for tau, source, field in [(math.nan, "request", "tau"), (10**400, "request", "tau"),
+                               (0.5, "elsewhere", "tau_source"), (0.5, None, "tau_source")]:
+        with pytest.raises(ConfigError) as raised:
+            Policy(Broken(tau, source)).decide(score)
+        assert raised.value.field == field
+
+
+@pytest.mark.parametrize("value", [FixedThreshold, 0.5, "budget", math.nan, 10**400, True])
+def test_pipeline_policy_argument_refuses_what_is_not_a_policy(value):
+    from imad.llm.scripted import ScriptedChat
+    from imad.pipeline import Pipeline
+    from tests.router.router_helpers import make_router
+
+    with pytest.raises(ConfigError) as raised:
+        Pipeline(make_router(), ScriptedChat(lambda request: "{}"), "svrmad", policy=value)
+    assert raised.value.field == "policy"

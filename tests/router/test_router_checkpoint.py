@@ -242,15 +242,15 @@ def test_runtime_load_imports_no_training_lightning_or_sklearn(saved_router):
     assert result.stdout.strip() == "[]"
 
 
-def test_with_threshold_changes_only_tau(router):
-    other = router.with_threshold(0.55, "trigger rate 20% on validation")
+def test_a_new_stored_threshold_changes_only_tau(router):
+    other = router.with_config(router.config.with_threshold(0.55, "trigger rate 20% on validation"))
     rows = random_features(4)
     assert other.tau == 0.55 and router.tau == 0.7
     assert other.tau_method == "trigger rate 20% on validation"
     assert np.array_equal(other.predict_proba(rows), router.predict_proba(rows))
-    assert router.with_threshold(1.0, "always escalate").tau == 1.0
+    assert router.config.with_threshold(1.0, "always escalate").threshold.tau == 1.0
     with pytest.raises(ConfigError, match="tau"):
-        router.with_threshold(1.5, "x")
+        router.config.with_threshold(1.5, "x")
 
 
 def test_different_seeds_give_different_routers():

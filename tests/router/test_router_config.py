@@ -10,6 +10,7 @@ import torch
 
 import imad
 from imad.errors import CheckpointError, ConfigError
+from imad.policy import FixedThreshold
 from imad.router import Router, RouterConfig
 from imad.router.checkpoint import CONFIG_FILE
 from imad.router.registry import resolve_checkpoint
@@ -33,10 +34,10 @@ def test_save_records_the_imad_version_and_loads_an_equal_config(router, tmp_pat
     assert loaded.config.weights_sha256 is not None and router.config.weights_sha256 is None
 
 
-def test_with_threshold_is_a_proper_copy(router):
+def test_with_config_is_a_proper_copy(router):
     x = random_features(20)
     before = router.predict_proba(x)
-    clone = router.with_threshold(0.3, "by hand")
+    clone = router.with_config(router.config.with_threshold(0.3, "by hand"))
     assert (clone.tau, clone.tau_method, router.tau) == (0.3, "by hand", 0.7)
     assert clone.net is not router.net
     with torch.no_grad():
@@ -61,7 +62,16 @@ def test_no_caller_can_change_a_router_in_place(router):
 @pytest.mark.parametrize("tau", [-0.01, 1.01, float("nan"), True, "0.5"])
 def test_tau_is_checked_in_one_place(router, tau):
     with pytest.raises(ConfigError, match="tau: must be a number in"):
-        router.with_threshold(tau, "by hand")
+        router.config.with_threshold(tau, "by hand")
+    with pytest.raises(ConfigError, match="tau: must be a number in"):
+        FixedThreshold(tau)
+
+
+def test_the_router_holds_no_threshold_logic(router):
+    assert not hasattr(router, "with_threshold") and not hasattr(router, "with_ood_policy")
+    policy = router.default_policy()
+    assert policy.rule == FixedThreshold(0.7, source="checkpoint", method=router.tau_method)
+    assert policy.ood_policy == router.config.ood_policy == "flag"
 
 
 @pytest.mark.parametrize(("sources", "expected"), [

@@ -1,5 +1,5 @@
-"""`Router.decide` under drift (issue 16): OOD statistics in the config, the OOD policy, and a
-trigger budget's τ recorded in the decision."""
+"""Scoring and deciding under drift (issue 16): OOD statistics in the config, the OOD policy of a
+`Policy`, and a trigger budget's τ recorded in the decision."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import features
 from imad.critique.schema import CritiqueResponse
 from imad.errors import CheckpointError, ConfigError, CritiqueParseError
 from imad.router import Router, RouterConfig
+from imad.policy import FixedThreshold, Policy
 from imad.router.budget import TriggerBudget
 from imad.router.ood import MahalanobisOOD, fit_mahalanobis
 from tests.router.router_helpers import make_router, random_features
@@ -47,10 +48,12 @@ def test_old_checkpoint_without_ood_section_loads_with_ood_none(saved_router):
 def test_ood_section_round_trips_and_scores_the_same(tmp_path):
     router = make_router()
     train, validation = router.scale(random_features(300, seed=2)), router.scale(random_features(100, seed=3))
-    with_ood = router.with_ood(fit_mahalanobis(train, validation)).with_ood_policy("escalate")
+    with_ood = router.with_ood(fit_mahalanobis(train, validation))
+    with_ood = with_ood.with_config(with_ood.config.with_ood_policy("escalate"))  # stored as data
     with_ood.save(tmp_path / "r")
     loaded = Router.load(tmp_path / "r")
     assert loaded.config.ood == with_ood.config.ood and loaded.ood_policy == "escalate"
+    assert loaded.default_policy().ood_policy == "escalate"
     rows = router.scale(random_features(20, seed=4))
     assert np.array_equal(loaded.ood_detector.score(rows), with_ood.ood_detector.score(rows))
     data = json.loads((tmp_path / "r" / "config.json").read_text())
@@ -69,19 +72,21 @@ def test_damaged_ood_section_is_refused_naming_it(tmp_path):
 
 
 def test_escalate_policy_needs_ood_statistics():
+    router = make_router()
     with pytest.raises(ConfigError, match="ood_policy.*--add-ood"):
-        make_router().with_ood_policy("escalate")
+        Policy(FixedThreshold(0.5), ood_policy="escalate").check_router(router)
+    with pytest.raises(ConfigError, match="ood_policy.*--add-ood"):
+        router.config.with_ood_policy("escalate")  # a checkpoint cannot store it either
     with pytest.raises(ConfigError, match="ood_policy"):
-        make_router().with_ood_policy("ignore")
+        Policy(FixedThreshold(0.5), ood_policy="ignore")
 
 
 @pytest.mark.parametrize(("policy", "escalate"), [("flag", False), ("escalate", True)])
 def test_shifted_row_is_flagged_and_the_policy_decides(scaled_response, policy, escalate):
     shift = np.zeros(scaled_response.shape[1])
     shift[0] = 10.0  # the answer lies 10 training deviations away from the detector's centre
-    router = (make_router(tau=0.0).with_ood(detector_at(scaled_response[0] + shift))
-              .with_ood_policy(policy))
-    decision = router.decide(QUESTION, RESPONSE)
+    router = make_router(tau=0.0).with_ood(detector_at(scaled_response[0] + shift))
+    decision = router.decide(QUESTION, RESPONSE, Policy(router.default_policy().rule, ood_policy=policy))
     assert decision.ood is True and decision.ood_score == pytest.approx(10.0)
     assert decision.escalate is escalate and decision.ood_policy == policy
     assert decision.p >= decision.tau  # kept by τ = 0: only the OOD policy can escalate it
@@ -90,8 +95,8 @@ def test_shifted_row_is_flagged_and_the_policy_decides(scaled_response, policy, 
 
 
 def test_familiar_row_is_not_flagged(scaled_response):
-    router = make_router(tau=0.0).with_ood(detector_at(scaled_response[0])).with_ood_policy("escalate")
-    decision = router.decide(QUESTION, RESPONSE)
+    router = make_router(tau=0.0).with_ood(detector_at(scaled_response[0]))
+    decision = router.decide(QUESTION, RESPONSE, Policy(FixedThreshold(0.0), ood_policy="escalate"))
     assert decision.ood is False and decision.ood_score == pytest.approx(0.0, abs=1e-9)
     assert not decision.escalate and len(decision.reasons) >= 1
     assert not any("OOD" in reason for reason in decision.reasons)
@@ -107,18 +112,18 @@ def test_budget_tau_is_used_and_recorded():
     router = make_router(tau=0.0)
     p = router.decide(QUESTION, RESPONSE).p
     budget = TriggerBudget(0.5, window=4, min_observations=2, initial_threshold=0.0)
-    first = router.decide(QUESTION, RESPONSE, budget=budget)
+    first = router.decide(QUESTION, RESPONSE, Policy(budget))
     assert (first.tau, first.tau_source, first.escalate) == (0.0, "checkpoint", False)  # warm-up
-    second = router.decide(QUESTION, RESPONSE, budget=budget, tau_source="request")
+    second = Policy(budget).decide(router.score(QUESTION, RESPONSE))
     # Two equal scores: the 0.5 inverted-CDF quantile is p itself, and p < p is false.
     assert (second.tau, second.tau_source, second.escalate) == (p, "budget", False)
     assert budget.stats().observed_total == 2
 
 
 def test_unparsed_answer_is_observed_as_unparsed():
-    budget = TriggerBudget(0.5, window=4, min_observations=1, initial_threshold=0.3)
-    decision = make_router().decide(QUESTION, None, parse_error="truncated", budget=budget,
-                                    tau_source="request")
+    budget = TriggerBudget(0.5, window=4, min_observations=1, initial_threshold=0.3,
+                           initial_source="request")
+    decision = make_router().decide(QUESTION, None, Policy(budget), parse_error="truncated")
     stats = budget.stats()
     assert (stats.unparsed_in_window, stats.answers_in_window) == (1, 1)
     assert (decision.tau, decision.tau_source, decision.escalate) == (0.3, "request", True)

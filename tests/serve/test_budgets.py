@@ -16,6 +16,7 @@ from imad.llm.types import ChatRequest, ChatResponse
 from imad.serve import ServeSettings
 from imad.serve.budgets import MAX_BUDGETS, BudgetBook
 from imad.serve.model_names import ModelChoice
+from tests.router.router_helpers import make_router
 from tests.serve.conftest import API_KEY
 from tests.support.serving import echo_factory, echo_respond, tagged_question
 
@@ -88,7 +89,7 @@ def test_stats_without_a_budget_and_behind_auth(start_server):
 
 
 def test_the_book_refuses_a_model_name_beyond_its_size():
-    book = BudgetBook(0.2, 100, 0.7)
+    book = BudgetBook(0.2, 100, make_router(tau=0.7))
     for index in range(MAX_BUDGETS):
         book.budget_for(ModelChoice(f"imad-acemad-0.{index}", "acemad", index / 100))
     with pytest.raises(ServeError, match=f"trigger budgets for {MAX_BUDGETS} model names") as caught:
@@ -114,7 +115,6 @@ def test_ood_policy_escalate_needs_statistics_and_is_reported(start_server):
     import numpy as np
 
     from imad.router.ood import MahalanobisOOD
-    from tests.router.router_helpers import make_router
 
     with pytest.raises(ConfigError, match="ood_policy: 'escalate' needs OOD statistics"):
         start_server(ServeSettings(api_key=API_KEY, ood_policy="escalate"), echo_factory())
@@ -130,7 +130,7 @@ def test_ood_policy_escalate_needs_statistics_and_is_reported(start_server):
 
 
 def test_the_servers_own_names_get_a_budget_after_the_cap_is_reached():
-    book = BudgetBook(0.2, 100, 0.7)
+    book = BudgetBook(0.2, 100, make_router(tau=0.7))
     for index in range(MAX_BUDGETS):
         book.budget_for(ModelChoice(f"imad-svrmad-0.{index}", "svrmad", index / 100))
     own = [book.budget_for(ModelChoice(name, name.removeprefix("imad-") if "-" in name else "acemad",

@@ -8,10 +8,11 @@ import httpx
 import pytest
 
 from imad.pipeline import Pipeline
+from imad.policy import FixedThreshold
 from imad.router.decision import non_finite_decision, unparsed_decision
 from imad.serve import ServeSettings
 from imad.serve.metrics import ModelLabels, sample_values
-from imad.serve.outcomes import OUTCOMES, decision_outcome
+from imad.serve.outcomes import DECISION_OUTCOMES, OUTCOMES, decision_outcome
 from tests.serve.conftest import API_KEY
 from tests.support.serving import echo_chat, echo_factory, tagged_question
 
@@ -82,10 +83,10 @@ def test_health_shows_both_concurrency_limits_and_the_queue(start_server):
 @pytest.fixture(scope="module")
 def answers():
     factory = echo_factory(echo_chat())
-    pipeline = Pipeline(factory.router, factory.model, "svrmad", tau=0.0,
+    pipeline = Pipeline(factory.router, factory.model, "svrmad", policy=FixedThreshold(0.0),
                         backend_options=factory.backend_options["svrmad"])
     kept = pipeline.answer(tagged_question(1))
-    escalated = Pipeline(factory.router, factory.model, "svrmad", tau=1.0,
+    escalated = Pipeline(factory.router, factory.model, "svrmad", policy=FixedThreshold(1.0),
                          backend_options=factory.backend_options["svrmad"]).answer(tagged_question(2))
     return kept, escalated
 
@@ -105,6 +106,8 @@ def test_each_answer_has_exactly_one_outcome(answers):
     }
     assert {name: decision_outcome(answer) for name, answer in cases.items()} == {n: n for n in cases}
     assert set(cases) <= set(OUTCOMES)
+    # every decision outcome has its metrics label, read from the decision, not recomputed
+    assert {answer.decision.outcome for answer in cases.values()} == set(DECISION_OUTCOMES)
 
 
 def test_model_labels_are_capped():

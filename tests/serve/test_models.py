@@ -43,3 +43,21 @@ def test_validation_error_names_the_field():
     with pytest.raises(ServeError) as caught:
         parse_chat_request(json.dumps({"model": "imad", "messages": [{"content": "hi"}]}).encode())
     assert caught.value.param == "messages.0.role" and "messages.0.role" in caught.value.message
+
+
+def test_the_decision_fields_are_declared_once_on_the_decision():
+    """The `imad` object's decision fields are RouterDecision.summary()'s, and nothing else may
+    slip in (extra fields are refused), so a field added to the decision must reach the wire."""
+    from imad.router.decision import SUMMARY_FIELDS, RouterDecision
+
+    decision = RouterDecision(id="q", p=0.41, tau=0.7, escalate=True, reasons=("p 0.41 < τ 0.70: escalate",),
+                              tau_source="request", ood_score=2.5, ood=False, ood_policy="flag")
+    summary = decision.summary()
+    assert set(summary) == {"escalated" if f == "escalate" else f for f in SUMMARY_FIELDS}
+    built = ImadInfo(**summary, backend="svrmad", source="debate", llm_calls=4, error=None,
+                     upstream_model="m").model_dump()
+    assert {key: built[key] for key in summary} == {**summary, "reasons": list(decision.reasons)}
+    assert set(ImadInfo.model_fields) - set(summary) == {"backend", "source", "llm_calls", "error",
+                                                         "upstream_model"}
+    with pytest.raises(ValueError, match="Extra inputs"):
+        info(score_status="scored")

@@ -1,5 +1,6 @@
-"""A router that says "keep" with a NaN score — what a damaged checkpoint (scaler mean 1e308)
-gave before the loader refused it — to show the pipeline and the server never keep on it."""
+"""A router whose score is NaN although it says "scored" — what a damaged checkpoint (scaler mean
+1e308) gave before the loader refused it — to show the policy, the pipeline and the server never
+keep an answer on it."""
 
 from __future__ import annotations
 
@@ -10,19 +11,18 @@ from tests.router.router_helpers import make_router
 
 
 class NaNRouter:
-    """Wraps a real test router; every decision's p becomes NaN and says "keep"."""
+    """Wraps a real test router; every score's p becomes NaN with `score_status` "scored"."""
 
     def __init__(self) -> None:
         self.inner = make_router(tau=0.7)
-        self.metadata, self.name = self.inner.metadata, "nan-router"
+        self.name = "nan-router"
 
-    @property
-    def confidence_source(self) -> str:
-        return self.inner.confidence_source
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
 
-    def with_threshold(self, tau, how):
-        return self
+    def score(self, question, response, **kwargs):
+        score = self.inner.score(question, response, **kwargs)
+        return dataclasses.replace(score, p=math.nan) if score.p is not None else score
 
-    def decide(self, question, response, **kwargs):
-        decision = self.inner.decide(question, response, **kwargs)
-        return dataclasses.replace(decision, p=math.nan, escalate=False, reasons=("p nan ≥ τ 0.70: keep",))
+    def decide(self, question, response, policy=None, **kwargs):
+        return (policy or self.inner.default_policy()).decide(self.score(question, response, **kwargs))
