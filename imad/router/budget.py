@@ -74,7 +74,7 @@ class TriggerBudget:
     def __init__(self, target_rate: float, window: int = 500, min_observations: int = 50,
                  initial_threshold: float | None = None,
                  initial_source: str = "checkpoint") -> None:
-        from imad.policy import check_fixed_source
+        from imad.policy import check_fixed_source, check_tau
 
         self.target_rate = _check_rate(target_rate)
         self.window = _check_count("window", window, minimum=1)
@@ -82,8 +82,8 @@ class TriggerBudget:
         if self.min_observations > self.window:
             raise ConfigError("min_observations", f"must not exceed window ({self.window}), got "
                               f"{min_observations}: the window could never hold that many scores")
-        self.initial_threshold = (None if initial_threshold is None
-                                  else _check_score("initial_threshold", initial_threshold))
+        self.initial_threshold = (None if initial_threshold is None  # a τ: τ's one range check
+                                  else check_tau(initial_threshold, "initial_threshold"))
         self.initial_source = check_fixed_source(initial_source, "initial_source")
         """Where the warm-up τ came from ("checkpoint" or "request"): a decision made with it
         names that source, one made with the window's quantile names "budget"."""

@@ -90,7 +90,7 @@ HOSTILE_VALUES = [
 
 def _policy_builders():
     """Every argument of the policy's constructors. TriggerBudget's numeric settings have their
-    own table (tests/hostile/test_hostile_trigger_budget.py); its new `initial_source` is here."""
+    own table (tests/hostile/test_hostile_trigger_budget.py); its warm-up τ and source are here."""
     from imad.policy import Policy
     from imad.router.budget import TriggerBudget
 
@@ -104,6 +104,8 @@ def _policy_builders():
         "Policy.max_cues": (lambda v: Policy(rule, max_cues=v), "max_cues"),
         "TriggerBudget.initial_source": (lambda v: TriggerBudget(0.2, initial_source=v),
                                          "initial_source"),
+        "TriggerBudget.initial_threshold": (lambda v: TriggerBudget(0.2, initial_threshold=v),
+                                            "initial_threshold"),
     }
 
 
@@ -113,6 +115,9 @@ def test_every_policy_argument_refuses_hostile_values_naming_itself(argument, va
     build, field = _policy_builders()[argument]
     if argument == "FixedThreshold.method" and isinstance(value, str):
         assert build(value).method == value  # any text says how τ was chosen
+        return
+    if argument == "TriggerBudget.initial_threshold" and value is None:
+        assert build(value).initial_threshold is None  # no warm-up τ: the quantile from the start
         return
     with pytest.raises(ConfigError) as raised:
         build(value)
