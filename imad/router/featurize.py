@@ -21,7 +21,7 @@ from features import errors as feature_errors
 from imad.errors import FeatureError, MissingDependencyError
 
 Featurizer = Callable[[str, features.CritiqueFields, int], np.ndarray]
-"""What `Router.decide` extracts a response's vector with: (question text, response, schema
+"""What `Router.score` extracts a response's vector with: (question text, response, schema
 version) → float64 array of shape (n_features,). `extract` is the default; `imad serve` passes
 its cross-request batcher (`imad.serve.batcher`)."""
 
