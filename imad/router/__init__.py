@@ -1,6 +1,6 @@
 """The debate router (SPEC §5, §7, §14): the two-head MLP, its config and checkpoint, the shipped
-routers, the score it gives an answer and the decision a policy makes of it. Importing this package loads torch but no checkpoint
-and no spaCy model."""
+routers, the score it gives an answer and the decision a policy makes of it. Importing this
+package loads torch but no checkpoint and no spaCy model."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ import pytest
 import features
 from imad.critique.schema import CritiqueResponse
 from imad.errors import CheckpointError, ConfigError, CritiqueParseError
-from imad.router import Router, RouterConfig
 from imad.policy import FixedThreshold, Policy
+from imad.router import Router, RouterConfig
 from imad.router.budget import TriggerBudget
 from imad.router.ood import MahalanobisOOD, fit_mahalanobis
 from tests.router.router_helpers import make_router, random_features
