@@ -39,3 +39,13 @@ def test_available_routers_lists_the_shipped_checkpoints():
     assert imad.Router.load().name == "imad-router-v2"
     assert imad.Router.load().feature_schema_version == 2
     assert imad.Router.load("imad-router-v1.1").tau < imad.Router.load("imad-router-v1").tau
+
+
+def test_score_calibrate_decide_surface():
+    """Issue 21: the scorer, the calibrator fit, the two threshold rules and the policy that
+    composes one with an OOD policy are public; the policy module loads without torch."""
+    assert {"Router", "fit_calibrator", "FixedThreshold", "TriggerBudget", "Policy"} <= set(imad.__all__)
+    assert imad.Policy is __import__("imad.policy", fromlist=["Policy"]).Policy
+    code = "import imad.policy, sys; print('torch' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "False"
