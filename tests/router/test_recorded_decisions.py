@@ -2,12 +2,14 @@
 
 `tests/fixtures/policy/decisions_recorded.json` holds the four shipped routers' decisions on 18
 recorded self-critiques of the embedded model (five parsed and one unparsed answer per evaluation
-set), written by the code before the redesign (commit c90a807; the script that wrote it is in
-commit 7f9f9e6, tests/fixtures/policy/record_decisions.py):
+set), written by the code before the redesign (commit c90a807) with its `Router.decide`:
 the checkpoint's policy, the OOD policy "escalate", a caller's τ 0.5, and a trigger budget (rate
 0.3, window 8, warm-up 3 at the checkpoint's τ) observing the 18 answers in order. The new path —
 `router.score` then a `Policy` — must give the same p, τ, tau_source, escalate, reasons, cues and
-OOD fields, to the bit.
+OOD fields, to the bit. The old calls were `router.decide(q, r, parse_error=e)`,
+`router.with_ood_policy("escalate").decide(...)`, `router.with_threshold(0.5, "set for this
+pipeline (--tau)").decide(..., tau_source="request")` and `router.decide(..., budget=TriggerBudget(
+0.3, window=8, min_observations=3, initial_threshold=router.tau))`, over the inputs in order.
 """
 
 from __future__ import annotations
