@@ -22,7 +22,7 @@ from imad.llm.cache import CachedChat
 from imad.llm.local_gguf import DEFAULT_MODEL_ID
 from imad.llm.scripted import ScriptedChat, count_words
 from imad.pipeline import Pipeline, router_confidence_source
-from imad.router.decision import RouterDecision
+from imad.router.score import RouterScore
 from tests.router.router_helpers import make_router
 from training.data import load_questions
 from training.e2e.benchmark import evaluate_e2e
@@ -97,11 +97,10 @@ def table_router(questions, tau=0.5):
     router = make_router(tau=tau)
     table = {q.id: p for q, p in zip(questions, ROUTER_P, strict=True)}
 
-    def decide(question, response, *, parse_error=None, max_cues=3, **routing):
-        p = table[question.id]
-        return RouterDecision(question.id, p, router.tau, p < router.tau, ("table",))
+    def score(question, response, *, parse_error=None, featurizer=None):
+        return RouterScore(question.id, table[question.id])  # the checkpoint's policy decides
 
-    router.decide = decide
+    router.score = score
     return router
 
 
