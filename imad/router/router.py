@@ -31,7 +31,7 @@ from imad.router.checkpoint import (
     weights_bytes,
     write_checkpoint,
 )
-from imad.router.config import CONFIDENCE_FEATURE, RouterConfig, thaw
+from imad.router.config import CONFIDENCE_FEATURE, RouterConfig
 from imad.router.decision import (
     PARSED,
     Cue,
@@ -95,8 +95,9 @@ class Router:
     @property
     def metadata(self) -> dict[str, Any]:
         """A copy of the provenance saved beside the weights: seed, training set-up, data
-        summary, metrics, library versions. Changing it changes nothing; use `with_record`."""
-        return thaw(self.config.record)
+        summary, metrics, library versions, as plain JSON. Changing it changes nothing; use
+        `with_record`. The same record, typed: `router.config.record` (a `TrainingRecord`)."""
+        return self.config.record.to_dict()
 
     # --- persistence ---------------------------------------------------------------------------
 
