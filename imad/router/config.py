@@ -43,7 +43,7 @@ MIN_SCALER_SCALE = 1e-6
 MAX_RECORD_DEPTH = 32
 """Deepest nesting allowed in config.json; the real ones are 5 deep."""
 
-_CORE_KEYS = ("format", "schema_version", "name", "imad_version", "model", "features", "scaler",
+CORE_KEYS = ("format", "schema_version", "name", "imad_version", "model", "features", "scaler",
               "calibrator", "threshold", "ood", "ood_policy", "weights")
 
 
@@ -217,7 +217,7 @@ class RouterConfig:
         if self.ood is not None:  # absent, as in checkpoints older than the statistics
             core |= {"ood": thaw(self.ood), "ood_policy": self.ood_policy}
         core["weights"] = {"file": "model.safetensors", "sha256": self.weights_sha256}
-        return {**core, **{k: v for k, v in self.record.to_dict().items() if k not in _CORE_KEYS}}
+        return {**core, **{k: v for k, v in self.record.to_dict().items() if k not in CORE_KEYS}}
 
     @classmethod
     def from_dict(cls, data: Any) -> RouterConfig:
@@ -257,7 +257,7 @@ class RouterConfig:
             imad_version=(None if data.get("imad_version") is None
                           else _text(data["imad_version"], "imad_version")),
             weights_sha256=_text(weights.get("sha256"), "weights.sha256"),
-            record=TrainingRecord.from_dict({k: v for k, v in data.items() if k not in _CORE_KEYS}),
+            record=TrainingRecord.from_dict({k: v for k, v in data.items() if k not in CORE_KEYS}),
             ood=None if data.get("ood") is None else _section(data, "ood"),
             ood_policy=_text(data.get("ood_policy", "flag"), "ood_policy"),
             calibrator=IDENTITY if "calibrator" not in data else _calibrator(data["calibrator"]),

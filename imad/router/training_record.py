@@ -10,7 +10,8 @@ round-trips to the same JSON (`imad.router.record_schema` keeps each section's k
 shipped v1 and v2 layouts re-save byte-identical).
 
 Free-form, by design: a loss's parameters beyond FocusCal's, the `training.fit` settings other
-than those read back (corpus, output, seeds, validation fraction, feature schema), the τ search's
+than those read back (corpus, output, seeds, validation fraction, feature schema and cache), the τ
+search's
 `choice`, and any top-level section this imad does not know (`extra` of each section).
 """
 
@@ -150,12 +151,14 @@ class FitSettings(Section):
     split_seed: int | None = None
     validation_fraction: float | None = None
     feature_schema: int | None = None
+    feature_cache: str | None = None
 
     FIELDS = {"corpus": ("corpus", TEXTS), "output": ("output", TEXT), "seed": ("seed", SEED),
               "split_seed": ("split_seed", SEED),
               "validation_fraction": ("validation_fraction", Number(0.0, 1.0, open_low=True,
                                                                     open_high=True)),
-              "feature_schema": ("feature_schema", Integer(1))}
+              "feature_schema": ("feature_schema", Integer(1)),
+              "feature_cache": ("feature_cache", Nullable(TEXT))}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -201,10 +204,8 @@ class Metrics(Section):
               "selection": ("selection", TEXT), "tau": ("tau", PROBABILITY)}
 
     def measured_at(self, tau: float) -> Metrics:
-        """These metrics noting the τ they were measured at (kept if already noted, else `tau`
-        first, as `imad calibrate` has always written it)."""
-        if self.tau is not None:
-            return self
+        """These metrics noting first the τ they were measured at: the one already noted, else
+        `tau` (the layout `imad calibrate` writes: v1.1 and v2.1)."""
         return Metrics.from_dict({"tau": tau, **self.to_dict()})
 
 
