@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from imad.corpus_records import read_records
 from imad.critique.schema import CritiqueResponse
 from imad.router import DEFAULT_CHECKPOINT, Router
 from training.config import DEFAULT_CORPUS
-from training.corpus_store import read_records
 from training.datamodule import CorpusDataModule, corpus_files, load_corpus
 from training.fit import baseline_probabilities, format_metrics
 from training.metrics import score_report

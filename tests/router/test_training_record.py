@@ -15,7 +15,11 @@ from imad.router import Router
 from imad.router.checkpoint import CARD_FILE, CONFIG_FILE, WEIGHTS_FILE
 from imad.router.config import CORE_KEYS
 from imad.router.training_record import (
-    DataSplit, FitSettings, Metrics, ScoreRow, TrainingRecord,
+    DataSplit,
+    FitSettings,
+    Metrics,
+    ScoreRow,
+    TrainingRecord,
 )
 
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "checkpoints"
