@@ -22,7 +22,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from imad.router.record_schema import (
-    Flag, Free, Integer, ListOf, MapOf, Nested, Nullable, Number, Section, Text, thaw,
+    Flag,
+    Free,
+    Integer,
+    ListOf,
+    MapOf,
+    Nested,
+    Nullable,
+    Number,
+    Section,
+    Text,
+    thaw,
 )
 
 COUNT = Integer()
