@@ -32,12 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
+from imad.corpus_records import read_records
 from imad.router import DEFAULT_CHECKPOINT, Router
 from imad.router.budget import TriggerBudget
 from imad.router.ood import OODDetector, fit_mahalanobis, fit_quantile_range
 from imad.router.threshold import tau_for_trigger_rate
 from training.calibrate import validation_set
-from training.corpus_store import read_records
 from training.datamodule import load_corpus
 from training.evaluation.ood import auroc_text, ood_split
 from training.evaluation.training_rows import router_training_rows

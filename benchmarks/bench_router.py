@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from imad.corpus_records import read_records
 from imad.critique.schema import CritiqueResponse
 from imad.router import DEFAULT_CHECKPOINT, Router
 from training.config import DEFAULT_CORPUS
-from training.corpus_store import read_records
 from training.datamodule import CorpusDataModule, corpus_files, load_corpus
 from training.fit import baseline_probabilities, format_metrics
 from training.metrics import score_report
@@ -53,13 +53,13 @@ def main() -> None:
         torch.set_num_threads(args.threads)
 
     router = Router.load(args.checkpoint)
-    recorded = router.metadata.get("training", {}).get("config", {})
-    corpus = args.corpus or recorded.get("corpus") or list(DEFAULT_CORPUS)
+    recorded = router.config.record.fit_settings
+    corpus = args.corpus or list(recorded.corpus or ()) or list(DEFAULT_CORPUS)
     record = next(r for f in corpus_files(corpus) for r in read_records(f) if r.parsed)
     question, response = record.question["text"], CritiqueResponse.from_dict(record.parsed)
 
     router.decide(question, response)  # warm-up: loads spaCy and the lexicons
-    table = load_corpus(corpus, feature_cache=recorded.get("feature_cache"),
+    table = load_corpus(corpus, feature_cache=recorded.feature_cache,
                         schema_version=router.feature_schema_version)
     batch = table.features[:64]
     one = table.features[:1]
@@ -75,8 +75,9 @@ def main() -> None:
 
     datamodule = CorpusDataModule(
         table,
-        validation_fraction=recorded.get("validation_fraction", 0.2),
-        split_seed=recorded.get("split_seed", 42),
+        validation_fraction=(0.2 if recorded.validation_fraction is None
+                             else recorded.validation_fraction),
+        split_seed=42 if recorded.split_seed is None else recorded.split_seed,
     )
     train_x, train_y = datamodule.rows("train")
     validation_x, validation_y = datamodule.rows("validation")
@@ -91,11 +92,11 @@ def main() -> None:
         "selection": "recomputed on the checkpoint's split",
     }
     print(format_metrics(metrics))
-    stored = router.metadata.get("metrics", {}).get("validation", {}).get("router")
-    if stored:
-        same = np.isclose(stored["auroc"], metrics["validation"]["router"]["auroc"],
-                          equal_nan=True)
-        print(f"recorded at export: AUROC {stored['auroc']:.4f}, ECE {stored['ece']:.4f} "
+    recorded_metrics = router.config.record.metrics
+    stored = (recorded_metrics.validation or {}).get("router") if recorded_metrics else None
+    if stored is not None and stored.auroc is not None and stored.ece is not None:
+        same = np.isclose(stored.auroc, metrics["validation"]["router"]["auroc"], equal_nan=True)
+        print(f"recorded at export: AUROC {stored.auroc:.4f}, ECE {stored.ece:.4f} "
               f"({'matches' if same else 'DIFFERS from'} the recomputation)")
 
 

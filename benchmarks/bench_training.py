@@ -48,7 +48,7 @@ def main() -> None:
     print(f"corpus: {', '.join(args.corpus)}: {summary['records']} records, "
           f"{summary['labelled']} labelled, {summary['parse_failures']} parse failures")
     print(f"feature extraction (cold, {table.features.shape[0]} rows): {extraction_s:.1f} s")
-    epochs = result.router.metadata["training"]["optimizer"]["epochs_run"]
+    epochs = result.router.config.record.training.optimizer.epochs_run
     print(f"training + export ({epochs} epochs, features cached): {training_s:.1f} s "
           f"({training_s / max(epochs, 1):.2f} s/epoch)")
     print(f"total wall time: {extraction_s + training_s:.1f} s")

@@ -1,6 +1,6 @@
 """The licence and source of each dataset a router can be trained on, for the model cards.
 
-A checkpoint records which datasets its training rows came from (`config["data"]["datasets"]`);
+A checkpoint records which datasets its training rows came from (`TrainingRecord.data.datasets`);
 its card (`imad.router.card`) states their licences from this table, so a user of the weights
 knows which terms travel with them (GQA's CC BY 4.0 asks for attribution). The entries repeat
 the provenance files of the shared datasets (`datasets/<name>/SOURCE.md`) and the repository's

@@ -31,6 +31,7 @@ router = imad.Router.load()
 decision = router.decide(record["question"]["text"], CritiqueResponse.from_dict(record["parsed"]))
 for module in ("imad.cli.main", "imad.cli.ask", "imad.cli.critique", "imad.cli.serve",
                "imad.cli.calibrate", "imad.router.threshold", "imad.router.calibration_set",
+               "imad.corpus_records", "imad.router.training_record",
                "imad.serve.app", "imad.serve.factory", "imad.pipeline", "imad.debate"):
     importlib.import_module(module)
 print(json.dumps({"p": decision.p, "modules": sorted(sys.modules)}))

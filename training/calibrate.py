@@ -19,9 +19,9 @@ import numpy as np
 
 from imad.cli.calibrate import add_arguments, report
 from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
+from imad.corpus_records import read_records
 from imad.router import Router
 from imad.router.threshold import CalibrationResult, ValidationSet, calibrate_router
-from training.corpus_store import read_records
 from training.datamodule import corpus_files, load_corpus
 from training.evaluation.training_rows import recorded_corpus, router_training_rows
 
@@ -30,7 +30,7 @@ def validation_set(router: Router, corpus: Sequence[str], feature_cache: str | N
     """The router's scores on `corpus`, or on its own validation split when `corpus` is empty."""
     records = [r for file in corpus_files(list(corpus) or recorded_corpus(router))
                for r in read_records(file)]
-    tokens = float(np.mean([r.prompt_tokens + r.completion_tokens for r in records])) if records else None
+    tokens = float(np.mean([r.tokens for r in records])) if records else None
     if corpus:
         table = load_corpus(list(corpus), feature_cache=feature_cache,
                             schema_version=router.feature_schema_version)

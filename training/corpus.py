@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
+from imad.corpus_records import CorpusRecord, iter_records
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.critique.canonical import answers_match
 from imad.critique.schema import DEFAULT_MAX_TEXT_CHARS
@@ -36,13 +37,7 @@ from imad.errors import DatasetError, InvalidQuestionError, LLMError
 from imad.llm.spec import chat_model_from_spec
 from imad.question import Question
 from training.corpus_lock import corpus_lock
-from training.corpus_store import (
-    CorpusRecord,
-    append_record,
-    completed_ids,
-    iter_records,
-    repair_torn_tail,
-)
+from training.corpus_store import append_record, completed_ids, repair_torn_tail
 from training.data import load_questions
 from training.entry_args import add_debug_flag, positive_int
 

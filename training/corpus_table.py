@@ -1,9 +1,9 @@
 """A corpus as training rows (SPEC §5, §6): its files read, labelled records kept, featurised.
 
-`load_corpus` reads corpus JSONL files (`training.corpus_store`), keeps the labelled records
-(parse failures are skipped but counted in the data summary), and extracts the 41 features of
-each (question text, parsed self-critique) through the on-disk cache of
-`training.feature_cache`. The summary (counts per dataset, models, prompt versions, confidence
+`load_corpus` reads corpus JSONL files (`imad.corpus_records`, the reader the runtime uses
+too), keeps the labelled records (parse failures are skipped but counted in the data summary),
+and extracts the 41 features of each (question text, parsed self-critique) through the on-disk
+cache of `training.feature_cache`. The summary (counts per dataset, models, prompt versions, confidence
 sources, file hashes) is what `training.fit` records in the checkpoint.
 """
 
@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 
 import features
+from imad.corpus_records import CorpusRecord, corpus_jsonl_files, read_records
 from imad.critique.schema import CritiqueResponse
 from imad.errors import DatasetError
-from imad.router.calibration_set import corpus_jsonl_files
-from training.corpus_store import CorpusRecord, read_records
 from training.feature_cache import extract_features
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

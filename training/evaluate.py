@@ -43,6 +43,7 @@ from imad.errors import ConfigError, DatasetError
 from imad.keyvalue import split_assignment
 from imad.llm.types import ChatModel
 from imad.router import DEFAULT_CHECKPOINT, Router
+from imad.router.training_record import DataSummary
 from training.baselines import BASELINES, LogisticBaseline, fit_logistic_baseline
 from training.data import load_questions
 from training.e2e.config import DEFAULT_E2E_CACHE, E2EConfig
@@ -97,11 +98,11 @@ def evaluate(config: EvaluateConfig, *, model: ChatModel | None = None) -> Evalu
         from imad.llm.spec import chat_model_from_spec
 
         spec, model = config.llm, chat_model_from_spec(config.llm)
-    data = router.metadata.get("data", {})
-    source = config.confidence_source or _single(data.get("confidence_sources"), "verbal")
+    data = router.config.record.data or DataSummary()
+    source = config.confidence_source or router.confidence_source
     critique = SelfCritique(model, max_tokens=config.max_tokens, confidence_source=source)
     logistic, logistic_info = _logistic_baseline(router, config)
-    training_sets = sorted(data.get("datasets", {}))
+    training_sets = sorted(data.datasets or {})
     out = Path(config.out)
     datasets: dict[str, Any] = {}
     scores: dict[str, DatasetScores] = {}
@@ -130,8 +131,8 @@ def evaluate(config: EvaluateConfig, *, model: ChatModel | None = None) -> Evalu
         "schema": REPORT_SCHEMA,
         "router": {"name": router.name, "path": str(router_path), "tau": router.tau,
                    "tau_method": router.tau_method, "training_datasets": training_sets,
-                   "training_models": data.get("model_ids", []),
-                   "training_prompt_versions": data.get("prompt_versions", [])},
+                   "training_models": list(data.model_ids or ()),
+                   "training_prompt_versions": list(data.prompt_versions or ())},
         "llm": {"model_id": model.model_id, "spec": spec,
                 "prompt_version": PROMPT_VERSION, "confidence_source": source,
                 "decoding": critique.decoding_params()},
@@ -149,10 +150,6 @@ def evaluate(config: EvaluateConfig, *, model: ChatModel | None = None) -> Evalu
     json_path, markdown_path = write_report(document, out)
     return EvaluationResult(document, render_markdown(document), json_path, markdown_path, plots,
                             scores)
-
-
-def _single(values: Any, default: str) -> str:
-    return values[0] if isinstance(values, list) and len(values) == 1 else default
 
 
 def _logistic_baseline(router: Router, config: EvaluateConfig
@@ -177,15 +174,15 @@ def _logistic_baseline(router: Router, config: EvaluateConfig
     return baseline, info
 
 
-def _run_notes(router: Router, data: dict[str, Any], model_id: str, source: str) -> list[str]:
+def _run_notes(router: Router, data: DataSummary, model_id: str, source: str) -> list[str]:
     notes = []
-    models = data.get("model_ids", [])
+    models = list(data.model_ids or ())
     if models and model_id not in models:
         notes.append(f"the router was trained on answers of {models}, these are {model_id}'s")
-    prompts = data.get("prompt_versions", [])
+    prompts = list(data.prompt_versions or ())
     if prompts and PROMPT_VERSION not in prompts:
         notes.append(f"the router was trained on prompt {prompts}, these answers use {PROMPT_VERSION}")
-    sources = data.get("confidence_sources", [])
+    sources = list(data.confidence_sources or ())
     if sources and source not in sources:
         notes.append(f"the router was trained with confidence source {sources}, this run uses {source}")
     return notes

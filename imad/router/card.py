@@ -1,8 +1,9 @@
 """The model card (README.md) of a router checkpoint, rendered from its config.json (SPEC §7).
 
 The card is a pure function of the config, so saving a router twice writes the same bytes, and
-a card can never disagree with the numbers stored beside it. Sections with no recorded data
-(e.g. a router built by hand, with no training record) are left out.
+a card can never disagree with the numbers stored beside it. The training record is read typed
+(`imad.router.training_record`); sections with no recorded data (e.g. a router built by hand,
+with no training record) are left out.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import math
 from typing import Any
 
 from imad.data_licences import data_licence
+from imad.router.config import CORE_KEYS
+from imad.router.training_record import DataSummary, Metrics, TrainingRecord
 
 _METRIC_COLUMNS = (
     ("auroc", "AUROC ↑"),
@@ -29,6 +32,7 @@ _SCORER_NAMES = {
 def render_model_card(config: dict[str, Any]) -> str:
     """Markdown model card for the checkpoint described by `config` (a config.json dict)."""
     name = config.get("name", "imad-router")
+    record = TrainingRecord.from_dict({k: v for k, v in config.items() if k not in CORE_KEYS})
     sections = [
         f"# {name}\n\n"
         "A debate router for [imad](../../README.md): it reads the 41 features of one structured "
@@ -36,15 +40,15 @@ def render_model_card(config: dict[str, Any]) -> str:
         f"p < τ = {config['threshold']['tau']:g} are escalated to a multi-agent debate; the rest "
         "are kept.",
         _usage(name),
-        _data(config.get("data")),
-        _metrics(config.get("metrics"), config["threshold"]),
+        _data(record.data),
+        _metrics(record.metrics, config["threshold"]),
         _threshold(config["threshold"]),
         _calibration(config.get("calibrator")),
-        _ood(config),
-        _model(config),
-        _versions(config.get("versions")),
-        _limits(config),
-        _made_with(config),
+        _ood(config, record),
+        _model(config, record),
+        _versions(record.versions),
+        _limits(record),
+        _made_with(record),
         _retrain(),
     ]
     return "\n\n".join(section for section in sections if section) + "\n"
@@ -65,19 +69,18 @@ def _usage(name: str) -> str:
     )
 
 
-def _data(data: dict[str, Any] | None) -> str:
-    if not data:
+def _data(data: DataSummary | None) -> str:
+    if data is None or not data.keys:
         return ""
     lines = [
         "## Training data\n",
         "| dataset | records | labelled | parse failures | share correct |",
         "|---|---:|---:|---:|---:|",
     ]
-    for dataset, row in sorted(data.get("datasets", {}).items()):
-        lines.append(
-            f"| {dataset} | {row['records']} | {row['labelled']} | {row['parse_failures']} | "
-            f"{_number(row.get('positive_rate'))} |"
-        )
+    datasets = data.datasets or {}
+    for dataset, row in sorted(datasets.items()):
+        lines.append(f"| {dataset} | {row.records} | {row.labelled} | {row.parse_failures} | "
+                     f"{_number(row.positive_rate)} |")
     lines.append("")
     for key, title in (
         ("model_ids", "Answering model"),
@@ -85,19 +88,20 @@ def _data(data: dict[str, Any] | None) -> str:
         ("confidence_sources", "Confidence source"),
         ("modes", "Mode"),
     ):
-        if data.get(key):
-            lines.append(f"- {title}: {', '.join(f'`{v}`' for v in data[key])}")
-    split = data.get("split")
-    if split:
+        values = getattr(data, key)
+        if values:
+            lines.append(f"- {title}: {', '.join(f'`{v}`' for v in values)}")
+    split = data.split
+    if split is not None and split.keys:
         lines.append(
-            f"- Split: {split['train']} training / {split['validation']} validation rows, "
-            f"stratified by {split['stratify']} (seed {split['seed']}); the scaler is fitted on "
+            f"- Split: {split.train} training / {split.validation} validation rows, "
+            f"stratified by {split.stratify} (seed {split.seed}); the scaler is fitted on "
             "the training rows only."
         )
-    for file in data.get("files", []):
-        lines.append(f"- File `{file['path']}`: {file['records']} records, sha256 "
-                     f"`{file['sha256'][:16]}…`")
-    return "\n".join(lines) + _data_licences(sorted(data.get("datasets", {})))
+    for file in data.files or ():
+        lines.append(f"- File `{file.path}`: {file.records} records, sha256 "
+                     f"`{str(file.sha256)[:16]}…`")
+    return "\n".join(lines) + _data_licences(sorted(datasets))
 
 
 def _data_licences(datasets: list[str]) -> str:
@@ -116,11 +120,11 @@ def _data_licences(datasets: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _metrics(metrics: dict[str, Any] | None, threshold: dict[str, Any]) -> str:
-    if not metrics or "validation" not in metrics:
+def _metrics(metrics: Metrics | None, threshold: dict[str, Any]) -> str:
+    if metrics is None or metrics.validation is None:
         return ""
-    validation = metrics["validation"]
-    measured_tau = metrics.get("tau", threshold["tau"])
+    validation = metrics.validation
+    measured_tau = threshold["tau"] if metrics.tau is None else metrics.tau
     tau_note = f"τ = {measured_tau:g}"
     if measured_tau != threshold["tau"]:
         tau_note += (f" (the threshold when they were measured; this checkpoint's τ = "
@@ -128,7 +132,7 @@ def _metrics(metrics: dict[str, Any] | None, threshold: dict[str, Any]) -> str:
     header = "| scorer | " + " | ".join(title for _, title in _METRIC_COLUMNS) + " |"
     lines = [
         "## Metrics\n",
-        f"On the validation split ({validation.get('router', {}).get('n', '?')} rows), "
+        f"On the validation split ({_rows(validation.get('router'))} rows), "
         f"{tau_note}. Both baselines are scored on the same rows; the logistic "
         "regression is fitted on the same training rows and scaler.\n",
         header,
@@ -136,13 +140,17 @@ def _metrics(metrics: dict[str, Any] | None, threshold: dict[str, Any]) -> str:
     ]
     for key in ("router", "confidence_initial", "logistic_regression"):
         row = validation.get(key)
-        if row:
-            cells = " | ".join(_number(row.get(metric)) for metric, _ in _METRIC_COLUMNS)
+        if row is not None and row.keys:
+            cells = " | ".join(_number(getattr(row, metric)) for metric, _ in _METRIC_COLUMNS)
             lines.append(f"| {_SCORER_NAMES[key]} | {cells} |")
-    note = metrics.get("selection")
+    note = metrics.selection
     if note:
         lines.append(f"\n{note}")
     return "\n".join(lines)
+
+
+def _rows(row: Any) -> Any:
+    return "?" if row is None or row.n is None else row.n
 
 
 def _calibration(section: dict[str, Any] | None) -> str:
@@ -161,13 +169,13 @@ def _threshold(threshold: dict[str, Any]) -> str:
     return f"## Threshold\n\nτ = {threshold['tau']:g}: {threshold.get('method', 'not recorded')}."
 
 
-def _ood(config: dict[str, Any]) -> str:
+def _ood(config: dict[str, Any], record: TrainingRecord) -> str:
     ood = config.get("ood")
     if not ood:
         return ("## Out-of-distribution flag\n\nThis checkpoint has no OOD statistics: decisions "
                 "report `ood = None`. Add them with `python -m training.export --add-ood NAME`.")
-    fitted = config.get("ood_statistics") or {}
-    rows = fitted.get("rows") or {}
+    fitted = record.ood_statistics
+    rows = fitted.rows if fitted is not None else None
     lines = [
         "## Out-of-distribution flag\n",
         f"- Detector: {ood['method']} distance of the scaled features to the training rows; an "
@@ -176,15 +184,19 @@ def _ood(config: dict[str, Any]) -> str:
         f"- Policy: `{config.get('ood_policy', 'flag')}` (\"flag\" reports it, \"escalate\" also "
         "sends it to the debate; `--ood-policy` overrides).",
     ]
-    if rows:
-        lines.append(f"- Fitted on {rows.get('train', '?')} training rows, threshold on "
-                     f"{rows.get('validation', '?')} validation rows.")
-    if fitted.get("command"):
-        lines.append(f"- Computed by `{fitted['command']}`.")
+    if rows is not None and rows.keys:
+        lines.append(f"- Fitted on {_known(rows.train)} training rows, threshold on "
+                     f"{_known(rows.validation)} validation rows.")
+    if fitted is not None and fitted.command:
+        lines.append(f"- Computed by `{fitted.command}`.")
     return "\n".join(lines)
 
 
-def _model(config: dict[str, Any]) -> str:
+def _known(value: Any) -> Any:
+    return "?" if value is None else value
+
+
+def _model(config: dict[str, Any], record: TrainingRecord) -> str:
     model = config["model"]
     features = config["features"]
     lines = [
@@ -196,18 +208,18 @@ def _model(config: dict[str, Any]) -> str:
         f"- Features: schema v{features['schema_version']}, {len(features['names'])} features, "
         f"hash `{features['hash'][:16]}…`.",
     ]
-    training = config.get("training")
-    if training:
-        loss = training.get("loss", {})
+    training = record.training
+    if training is not None and training.keys:
+        loss = training.loss.to_dict() if training.loss is not None else {}  # every parameter
         loss_text = ", ".join(f"{k}={v}" for k, v in sorted(loss.items()) if k != "name")
         lines.append(f"- Loss: {loss.get('name', '?')} ({loss_text}).")
-        optimiser = dict(training.get("optimizer", {}))
+        optimiser = training.optimizer.to_dict() if training.optimizer is not None else {}
         if optimiser:
             name = optimiser.pop("name", "?")
             settings = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in optimiser.items())
             lines.append(f"- Optimiser: {name}; {settings}.")
-    if "seed" in config:
-        lines.append(f"- Seed: {config['seed']}.")
+    if "seed" in record.keys:
+        lines.append(f"- Seed: {record.seed}.")
     return "\n".join(lines)
 
 
@@ -217,9 +229,9 @@ def _versions(versions: dict[str, Any] | None) -> str:
     return "## Versions\n\n" + "\n".join(f"- {k}: {v}" for k, v in sorted(versions.items()))
 
 
-def _limits(config: dict[str, Any]) -> str:
-    data = config.get("data") or {}
-    models = data.get("model_ids") or ["(not recorded)"]
+def _limits(record: TrainingRecord) -> str:
+    data = record.data or DataSummary()
+    models = data.model_ids or ["(not recorded)"]
     lines = [
         "## Limits\n",
         f"- The router learned the hesitation cues of the answers of {', '.join(models)}. Another "
@@ -234,7 +246,7 @@ def _limits(config: dict[str, Any]) -> str:
             "are far below the iMAD paper's (Gemini 2.0 Flash). It demonstrates the pipeline; "
             "it is not a router for a production model."
         )
-    datasets = sorted((data.get("datasets") or {}).keys())
+    datasets = sorted(data.datasets or {})
     if datasets:
         lines.append(
             f"- Training questions come from {', '.join(datasets)} only; GQA is answered "
@@ -248,22 +260,24 @@ def _limits(config: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _made_with(config: dict[str, Any]) -> str:
+def _made_with(record: TrainingRecord) -> str:
     """The commands that made this checkpoint, rebuilt from what config.json records."""
     commands = []
-    settings = (config.get("training") or {}).get("config")
-    if settings:
-        corpus = " ".join(f"--corpus {path}" for path in settings.get("corpus", ()))
-        commands.append(f"python -m training.fit {corpus} --feature-schema "
-                        f"{settings.get('feature_schema', 1)} --output {settings['output']}")
-    calibration = config.get("calibration") or {}
-    budget, files = calibration.get("token_budget"), (calibration.get("validation") or {}).get("files")
-    parent = (calibration.get("parent") or {}).get("path")
-    if budget and files and parent:
-        commands.append(f"imad calibrate --router {parent} --token-budget "
-                        f"{budget['tokens_per_question']:g} --debate-tokens {budget['debate_tokens']:g} "
+    settings = record.fit_settings
+    if settings.keys:
+        corpus = " ".join(f"--corpus {path}" for path in settings.corpus or ())
+        schema = 1 if settings.feature_schema is None else settings.feature_schema
+        commands.append(f"python -m training.fit {corpus} --feature-schema {schema} --output "
+                        f"{settings.output}")
+    calibration = record.calibration
+    if calibration is not None and calibration.token_budget is not None \
+            and calibration.validation is not None and calibration.validation.files \
+            and calibration.parent is not None and calibration.parent.path:
+        budget, files = calibration.token_budget, calibration.validation.files
+        commands.append(f"imad calibrate --router {calibration.parent.path} --token-budget "
+                        f"{budget.tokens_per_question:g} --debate-tokens {budget.debate_tokens:g} "
                         f"--corpus {' '.join(files)} --out <this directory>")
-    ood_command = (config.get("ood_statistics") or {}).get("command", "")
+    ood_command = (record.ood_statistics.command if record.ood_statistics is not None else None) or ""
     if ood_command.startswith("python -m training.export"):
         commands.append(ood_command)
     if not commands:

@@ -8,18 +8,17 @@ on load; checkpoints without it load with no detector. Every value read from a
 file is type-checked strictly (`true` is not a number), bounded and finite, and each error names
 the offending field, so a damaged checkpoint is refused before any network is built.
 
-The training record (seed, data summary, metrics, library versions, calibration) is free-form
-provenance. It is stored frozen (`record`) and changed only by making a new config
-(`with_record`), so no caller can alter a router that others hold.
+The training record (seed, data summary, metrics, library versions, calibration) is the typed,
+frozen `TrainingRecord` (`imad.router.training_record`), checked on load like the rest and
+changed only by making a new config (`with_record`), so no caller can alter a router that others
+hold.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 from typing import Any
 
 from imad.errors import CheckpointError, ConfigError
@@ -27,6 +26,8 @@ from imad.policy import check_tau
 from imad.router.calibrators import IDENTITY, Calibrator, calibrator_from_dict
 from imad.router.model import RouterNetConfig
 from imad.router.ood import OODDetector, ood_from_dict
+from imad.router.record_schema import freeze, thaw
+from imad.router.training_record import TrainingRecord
 from imad.routing_options import OOD_POLICIES
 
 CHECKPOINT_FORMAT = "imad-router"
@@ -42,7 +43,7 @@ MIN_SCALER_SCALE = 1e-6
 MAX_RECORD_DEPTH = 32
 """Deepest nesting allowed in config.json; the real ones are 5 deep."""
 
-_CORE_KEYS = ("format", "schema_version", "name", "imad_version", "model", "features", "scaler",
+CORE_KEYS = ("format", "schema_version", "name", "imad_version", "model", "features", "scaler",
               "calibrator", "threshold", "ood", "ood_policy", "weights")
 
 
@@ -106,8 +107,9 @@ class RouterConfig:
     imad_version: str | None = None
     """The imad that wrote the checkpoint (None in checkpoints older than the field)."""
     weights_sha256: str | None = None
-    record: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    """Provenance: seed, training set-up, data summary, metrics, library versions (read-only)."""
+    record: TrainingRecord = field(default_factory=TrainingRecord)
+    """Provenance: seed, training set-up, data summary, metrics, library versions; a JSON-like
+    mapping given here is read into a `TrainingRecord` (and checked)."""
     ood: Mapping[str, Any] | None = None
     """The out-of-distribution detector's statistics (`imad.router.ood`, read-only); None in
     checkpoints exported before issue 16."""
@@ -125,10 +127,11 @@ class RouterConfig:
         if len(self.scaler.mean) != n_features:
             raise ConfigError("scaler", f"{len(self.scaler.mean)} values, expected {n_features} — "
                               "one per feature")
-        object.__setattr__(self, "record", _freeze(dict(self.record), "record"))
+        if not isinstance(self.record, TrainingRecord):
+            object.__setattr__(self, "record", TrainingRecord.from_dict(self.record))
         if self.ood is not None:
             self.ood_detector()  # validated on creation, like the rest
-            object.__setattr__(self, "ood", _freeze(dict(self.ood), "ood"))
+            object.__setattr__(self, "ood", freeze(dict(self.ood), "ood"))
         if self.ood_policy not in OOD_POLICIES:
             raise ConfigError("ood_policy", f"must be one of {', '.join(OOD_POLICIES)}, got "
                               f"{self.ood_policy!r}")
@@ -146,16 +149,13 @@ class RouterConfig:
         """Where the training answers' confidences came from ("verbal" or "token_probability")."""
         from imad.critique.call import CONFIDENCE_SOURCES
 
-        data = self.record.get("data") or {}
-        if not isinstance(data, Mapping):
-            raise CheckpointError(f"router {self.name!r}: the training record's data section must "
-                                  f"be a JSON object, got {thaw(data)!r}")
-        sources = data.get("confidence_sources") or [DEFAULT_CONFIDENCE_SOURCE]
-        if not isinstance(sources, (list, tuple)) or len(sources) != 1 \
-                or sources[0] not in CONFIDENCE_SOURCES:
+        data = self.record.data
+        sources = (data.confidence_sources if data is not None else None) \
+            or (DEFAULT_CONFIDENCE_SOURCE,)
+        if len(sources) != 1 or sources[0] not in CONFIDENCE_SOURCES:
             raise CheckpointError(
                 f"router {self.name!r}: data.confidence_sources must name one of "
-                f"{list(CONFIDENCE_SOURCES)}, got {sources!r}; retrain on answers of one source"
+                f"{list(CONFIDENCE_SOURCES)}, got {list(sources)!r}; retrain on answers of one source"
             )
         return str(sources[0])
 
@@ -181,9 +181,8 @@ class RouterConfig:
     def training_accuracy(self) -> float | None:
         """The share of right answers in the training data (`data.positive_rate`): the prior a
         label-free prior-shift calibrator starts from; None when not recorded."""
-        data = self.record.get("data")
-        rate = data.get("positive_rate") if isinstance(data, Mapping) else None
-        return float(rate) if _is_number(rate) and 0.0 < rate < 1.0 else None
+        rate = self.record.data.positive_rate if self.record.data is not None else None
+        return float(rate) if rate is not None and 0.0 < rate < 1.0 else None
 
     def with_threshold(self, tau: float, method: str) -> RouterConfig:
         return replace(self, threshold=Threshold(tau, method))
@@ -192,8 +191,8 @@ class RouterConfig:
         return replace(self, name=name)
 
     def with_record(self, **sections: Any) -> RouterConfig:
-        """A copy whose record has these top-level sections added or replaced."""
-        return replace(self, record={**thaw(self.record), **sections})
+        """A copy whose record has these top-level sections (typed or as JSON) added or replaced."""
+        return replace(self, record=self.record.with_sections(**sections))
 
     # --- config.json ----------------------------------------------------------------------------
 
@@ -218,7 +217,7 @@ class RouterConfig:
         if self.ood is not None:  # absent, as in checkpoints older than the statistics
             core |= {"ood": thaw(self.ood), "ood_policy": self.ood_policy}
         core["weights"] = {"file": "model.safetensors", "sha256": self.weights_sha256}
-        return {**core, **{k: v for k, v in thaw(self.record).items() if k not in _CORE_KEYS}}
+        return {**core, **{k: v for k, v in self.record.to_dict().items() if k not in CORE_KEYS}}
 
     @classmethod
     def from_dict(cls, data: Any) -> RouterConfig:
@@ -258,7 +257,7 @@ class RouterConfig:
             imad_version=(None if data.get("imad_version") is None
                           else _text(data["imad_version"], "imad_version")),
             weights_sha256=_text(weights.get("sha256"), "weights.sha256"),
-            record={k: v for k, v in data.items() if k not in _CORE_KEYS},
+            record=TrainingRecord.from_dict({k: v for k, v in data.items() if k not in CORE_KEYS}),
             ood=None if data.get("ood") is None else _section(data, "ood"),
             ood_policy=_text(data.get("ood_policy", "flag"), "ood_policy"),
             calibrator=IDENTITY if "calibrator" not in data else _calibrator(data["calibrator"]),
@@ -326,25 +325,3 @@ def _check_depth(data: Any) -> None:
             stack.extend((item, depth + 1) for item in value.values())
         elif isinstance(value, list):
             stack.extend((item, depth + 1) for item in value)
-
-
-def _freeze(value: Any, name: str) -> Any:
-    """A read-only deep copy: dicts become mapping proxies, lists tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({str(k): _freeze(v, name) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v, name) for v in value)
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if hasattr(value, "item") and hasattr(value, "dtype"):  # a numpy scalar from a metric
-        return value.item()
-    raise ConfigError(name, f"holds a {type(value).__name__}, which config.json cannot store")
-
-
-def thaw(value: Any) -> Any:
-    """A plain, mutable deep copy of a frozen record (dicts and lists, JSON-ready)."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [thaw(v) for v in value]
-    return copy.copy(value)

@@ -34,7 +34,7 @@ from imad.router.checkpoint import (
     weights_bytes,
     write_checkpoint,
 )
-from imad.router.config import CONFIDENCE_FEATURE, RouterConfig, thaw
+from imad.router.config import CONFIDENCE_FEATURE, RouterConfig
 from imad.router.decision import NON_FINITE, Cue, RouterDecision
 from imad.router.model import RouterNet
 from imad.router.registry import resolve_checkpoint
@@ -90,8 +90,9 @@ class Router:
     @property
     def metadata(self) -> dict[str, Any]:
         """A copy of the provenance saved beside the weights: seed, training set-up, data
-        summary, metrics, library versions. Changing it changes nothing; use `with_record`."""
-        return thaw(self.config.record)
+        summary, metrics, library versions, as plain JSON. Changing it changes nothing; use
+        `with_record`. The same record, typed: `router.config.record` (a `TrainingRecord`)."""
+        return self.config.record.to_dict()
 
     # --- persistence ---------------------------------------------------------------------------
 

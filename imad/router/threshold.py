@@ -182,8 +182,9 @@ def calibrate_router(router_path: str | Path | None, validation: Callable[[Route
               "parent": {"name": router.name, "path": str(source_path), "tau": router.tau,
                          "tau_method": router.tau_method}}
     sections: dict[str, Any] = {"calibration": record}
-    if "metrics" in router.config.record:  # they stay as measured, at the threshold of that time
-        sections["metrics"] = {"tau": router.tau, **router.metadata["metrics"]}
+    metrics = router.config.record.metrics
+    if metrics is not None:  # they stay as measured, at the threshold of that time
+        sections["metrics"] = metrics.measured_at(router.tau)
     calibrated = router.with_config(
         router.config.with_threshold(choice.tau, method).with_record(**sections).renamed(destination.name))
     calibrated.save(destination)

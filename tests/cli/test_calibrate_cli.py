@@ -157,7 +157,7 @@ def test_calibrate_for_a_token_budget_on_given_corpus(trained, workdir, capsys):
     (["--target-trigger-rate", "0.2", "--out", "NONEMPTY"], "exists and is not empty"),
     (["--target-trigger-rate", "0.2", "--corpus", "EMPTY"], "no labelled records"),
     (["--target-trigger-rate", "0.2"], "python -m training.calibrate"),
-    (["--target-trigger-rate", "0.2", "--corpus", "BADLINE"], "badline.jsonl:1: malformed corpus line"),
+    (["--target-trigger-rate", "0.2", "--corpus", "BADLINE"], "badline.jsonl:1: not valid JSON"),
     (["--router", "imad-router-v9", "--target-trigger-rate", "0.2", "--corpus", "EMPTY"],
      "shipped routers: imad-router-v1, imad-router-v1.1"),
 ])

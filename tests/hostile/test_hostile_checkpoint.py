@@ -115,10 +115,10 @@ CONFIG_CASES = [
     ("format", "imad-router-v2", "not an imad router config"),
     ("data", {"confidence_sources": ["psychic"]}, "data.confidence_sources must name one of"),
     ("data", {"confidence_sources": ["verbal", "token_probability"]}, "confidence_sources"),
-    ("data", 1, "the training record's data section must be a JSON object, got 1"),
-    ("data", ["verbal"], "the training record's data section must be a JSON object, got ['verbal']"),
-    ("data", {"confidence_sources": 5}, "data.confidence_sources must name one of"),
-    ("data", {"confidence_sources": [{"a": 1}]}, "data.confidence_sources must name one of"),
+    ("data", 1, "invalid data: must be a JSON object, got 1"),
+    ("data", ["verbal"], "invalid data: must be a JSON object, got ['verbal']"),
+    ("data", {"confidence_sources": 5}, "data.confidence_sources: must be a list, got 5"),
+    ("data", {"confidence_sources": [{"a": 1}]}, "data.confidence_sources[0]: must be a string"),
 ]
 
 

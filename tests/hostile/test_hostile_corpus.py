@@ -15,13 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from imad.corpus_records import CorpusRecord, read_records
 from imad.critique.call import SelfCritique
 from imad.errors import DatasetError
 from imad.llm.scripted import ScriptedChat
 from imad.question import Question, TaskType
 from training.corpus import build_corpus
 from training.corpus_lock import CorpusLockedError, corpus_lock, lock_path
-from training.corpus_store import CorpusRecord, append_record, read_records
+from training.corpus_store import append_record
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = [Question(text=f"Is claim {i} true?", task_type=TaskType.YES_NO_MAYBE, id=f"q{i}",
@@ -74,6 +75,13 @@ CORPUS_CASES: list[tuple[str, bytes, str | int]] = [
     ("label-boolean", jline(record(label=True)), "label 0, 1 or null"),
     ("label-two", jline(record(label=2)), "label 0, 1 or null"),
     ("question-id-number", jline(record(question_id=5)), "question_id must be text"),
+    ("label-float", jline(record(label=1.0)), "label 0, 1 or null, got 'q0' and 1.0"),
+    ("question-a-string", jline(record(question="Q?")), "c.jsonl:1: not a corpus record (question "
+                                                        "must be an object with a text, got 'Q?')"),
+    ("question-text-missing", jline(record(question={"id": 1})), "question must be an object"),
+    ("parsed-a-list", jline(record(parsed=[1])), "parsed must be an object or null, got [1]"),
+    ("tokens-negative", jline(record(prompt_tokens=-4)), "prompt_tokens must be a count, got -4"),
+    ("tokens-text", jline(record(completion_tokens="9")), "completion_tokens must be a count"),
     ("unknown-field-ignored", jline(record(surprise=[1, 2])), 1),
     ("lone-surrogate-escaped", R0.replace(b'"raw"', b'"r\\ud800w"'), 1),
     ("a-retry-supersedes", R0 + jline(record("q0", raw_response="again")), 1),

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from imad.corpus_records import read_records
 from tests.hostile.test_hostile_datasets import LINES
 from training.corpus import model_slug
-from training.corpus_store import read_records
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = REPO_ROOT / "tests" / "fixtures" / "datasets"

@@ -83,8 +83,13 @@ def test_confidence_source(sources, expected):
     assert make_router().with_record(**data).confidence_source == expected
 
 
-@pytest.mark.parametrize("sources", [["psychic"], ["verbal", "token_probability"], "verbal"])
+@pytest.mark.parametrize("sources", [["psychic"], ["verbal", "token_probability"]])
 def test_unknown_confidence_source_is_a_checkpoint_error(sources):
     router = make_router()
     with pytest.raises(CheckpointError, match="data.confidence_sources must name one of"):
         router.with_record(data={"confidence_sources": sources})
+
+
+def test_a_confidence_source_that_is_not_a_list_is_refused_by_the_typed_record():
+    with pytest.raises(ConfigError, match="data.confidence_sources: must be a list, got 'verbal'"):
+        make_router().with_record(data={"confidence_sources": "verbal"})

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from imad.corpus_records import read_records
 from imad.critique.call import SelfCritique
 from imad.errors import DatasetError, LLMServerError
 from imad.llm.scripted import ScriptedChat
 from training.corpus import build_corpus, model_slug, order_questions
-from training.corpus_store import append_record, read_records
+from training.corpus_store import append_record
 from training.data import load_questions
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -160,7 +161,7 @@ def test_sigkill_mid_run_loses_at_most_the_in_flight_record(fixture_data_dir, tm
 
 
 def test_append_is_one_line_per_record(tmp_path):
-    from training.corpus_store import CorpusRecord
+    from imad.corpus_records import CorpusRecord
 
     record = CorpusRecord("q", "d", {"text": "t"}, "v", "m", {}, "verbal", "raw", None, "why", None,
                           None, 1, 2, "stop", 0.1)

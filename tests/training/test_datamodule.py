@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import features
-from training.corpus_store import read_records
+from imad.corpus_records import read_records
 from training.corpus_table import CorpusTable
 from training.datamodule import CorpusDataModule
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import features
+from imad.corpus_records import read_records
 from imad.critique.schema import CritiqueResponse
-from training.corpus_store import read_records
 from training.feature_cache import extract_features
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "corpus_small" / "pubmedqa.jsonl"

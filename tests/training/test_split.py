@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from imad.corpus_records import read_records
 from imad.errors import DatasetError
-from training.corpus_store import read_records
 from training.split import stratified_split
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "corpus_small"

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from imad.errors import DatasetError
+from imad.json_lines import check_is_file, iter_json_objects, json_type
 from imad.question import Question, TaskType, infer_task_type
 from training.data.images import contained_image
-from training.data.json_lines import check_is_file, iter_json_objects, json_type
 from training.data.validation import UniqueIds, validate_question
 
 TASK_TYPES = tuple(t.value for t in TaskType)

@@ -3,7 +3,7 @@
 `datasets` gives memory-mapped Arrow tables, `num_proc` and caching for free; the rows are
 turned into `Question`s by each dataset's own row function, then validated
 (`training.data.validation`: the gold answer fits, ids are unique). A JSON-lines file is first
-read line by line (`training.data.json_lines`), so a bad line is named by file and line:
+read line by line (`imad.json_lines`), so a bad line is named by file and line:
 `datasets` itself says only "an error occurred while generating the dataset", or lets an
 invalid byte through to fail later, while the rows are read.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from imad.errors import DatasetError
+from imad.json_lines import check_is_file, iter_json_objects
 from imad.question import Question
-from training.data.json_lines import check_is_file, iter_json_objects
 from training.data.location import set_offline
 from training.data.validation import UniqueIds, validate_question
 

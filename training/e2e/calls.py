@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from imad.corpus_records import read_records
 from imad.critique.call import SelfCritique
 from imad.errors import ConfigError, LLMError, ReplayMissError, TruncatedResponseError
 from imad.llm.batch import run_batch
 from imad.llm.cache import CachedChat
 from imad.llm.types import ChatModel, ChatRequest, ChatResponse
 from imad.question import Question
-from training.corpus_store import read_records
 from training.evaluation.responses import eval_corpus_path
 
 CACHE_FLAG = "--e2e-cache"

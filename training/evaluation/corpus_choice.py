@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from imad.corpus_records import read_records
 from imad.errors import DatasetError
 from training.config import DEFAULT_CORPUS
-from training.corpus_store import read_records
 from training.corpus_table import REPO_ROOT, corpus_files
 
 MIN_LABELLED = 200

@@ -18,11 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from imad.corpus_records import CorpusRecord, read_records
 from imad.critique.call import SelfCritique
 from imad.errors import DatasetError
 from imad.question import Question
 from training.corpus import build_corpus, model_slug
-from training.corpus_store import CorpusRecord, completed_ids, read_records
+from training.corpus_store import completed_ids
 
 EVAL_FOLDER = "eval"
 

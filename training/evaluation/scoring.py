@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from imad.corpus_records import CorpusRecord
 from imad.critique.schema import CritiqueResponse
 from imad.router import Router
 from imad.router.router import CONFIDENCE_FEATURE
 from training.baselines import LogisticBaseline, confidence_probabilities
-from training.corpus_store import CorpusRecord
 from training.evaluation.ood import ood_split
 from training.evaluation.responses import DatasetResponses
 from training.feature_cache import extract_features

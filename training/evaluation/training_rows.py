@@ -44,8 +44,7 @@ class TrainingRows:
 
 def recorded_corpus(router: Router) -> list[str]:
     """The corpus files the checkpoint says the router was trained on (may be empty)."""
-    files = router.metadata.get("data", {}).get("files", [])
-    return [str(entry["path"]) for entry in files if isinstance(entry, dict) and "path" in entry]
+    return list(router.config.record.corpus_paths)
 
 
 def router_training_rows(router: Router, corpus: Sequence[str] = (), *,
@@ -57,16 +56,17 @@ def router_training_rows(router: Router, corpus: Sequence[str] = (), *,
                            "--train-corpus (the files it was trained on)")
     table = load_corpus(paths, feature_cache=feature_cache,
                         schema_version=router.feature_schema_version)
-    settings = router.metadata.get("training", {}).get("config", {})
-    fraction = float(settings.get("validation_fraction", DEFAULT_VALIDATION_FRACTION))
-    seed = int(settings.get("split_seed", DEFAULT_SPLIT_SEED))
+    settings = router.config.record.fit_settings
+    fraction = float(DEFAULT_VALIDATION_FRACTION if settings.validation_fraction is None
+                     else settings.validation_fraction)
+    seed = DEFAULT_SPLIT_SEED if settings.split_seed is None else settings.split_seed
     train, validation, stratify_by = stratified_split(table.labels, table.datasets, fraction, seed)
-    recorded = {entry.get("sha256") for entry in router.metadata.get("data", {}).get("files", [])}
+    recorded = router.config.record.corpus_hashes
     hashes = [hashlib.sha256(file.read_bytes()).hexdigest() for file in corpus_files(paths)]
     provenance = {
         "files": [str(p) for p in paths],
         "source": "--train-corpus" if corpus else "recorded in the checkpoint",
-        "unchanged": None if not recorded - {None} else set(hashes) == recorded,
+        "unchanged": None if not recorded else set(hashes) == recorded,
         "labelled_rows": int(table.labels.size),
         "train_rows": int(train.size),
         "validation_rows": int(validation.size),

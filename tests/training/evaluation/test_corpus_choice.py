@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from imad.corpus_records import read_records
 from imad.errors import DatasetError
 from training.config import DEFAULT_CORPUS
-from training.corpus_store import read_records
 from training.corpus_table import REPO_ROOT
 from training.evaluation.corpus_choice import BUILD_COMMAND, notebook_corpus
 

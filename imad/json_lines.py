@@ -36,7 +36,7 @@ def iter_json_objects(path: Path, *, allow_torn_tail: bool = False
     """`(line number, object)` for every non-blank line of `path`, in order.
 
     `allow_torn_tail`: a final line with no newline that does not decode is skipped instead of
-    being an error (a write cut off by a crash; see `training.corpus_store`).
+    being an error (a write cut off by a crash; see `imad.corpus_records`).
     """
     check_is_file(path, "file")
     try:
