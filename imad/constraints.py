@@ -316,8 +316,10 @@ def show(value: Any) -> str:
             return f"an integer of {value.bit_length():,} bits"
     try:
         text = repr(value)
-    except ValueError:  # an int beyond Python's 4,300-digit str limit
-        return f"an integer of {value.bit_length():,} bits"
+    except ValueError:  # an int beyond Python's 4,300-digit str limit, alone or inside a list
+        if isinstance(value, int):
+            return f"an integer of {value.bit_length():,} bits"
+        return f"a {type(value).__name__} holding an integer beyond 4,300 digits"
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "…"
 
 
