@@ -16,6 +16,8 @@ rows the answer is (`ood_score`, `ood`; None when the checkpoint has no OOD stat
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -146,7 +148,9 @@ def non_finite_decision(question_id: str, tau: float, p: float, u: float) -> Rou
 
 def ood_reason(score: float, threshold: float, policy: str, escalated_by_ood: bool) -> str:
     """The reason an unfamiliar answer adds, e.g. "unlike the training answers (OOD 9.1 > 7.4)…"."""
-    head = f"unlike the router's training answers (OOD score {score:.2f} > {threshold:.2f})"
+    head = (f"unlike the router's training answers (OOD score {score:.2f} > {threshold:.2f})"
+            if math.isfinite(score) else
+            f"OOD score not finite ({score}): the detector cannot vouch for this answer")
     if escalated_by_ood:
         return f"{head}: escalate (ood_policy escalate)"
     if policy == "escalate":

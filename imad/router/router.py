@@ -269,7 +269,10 @@ class Router:
         if budget is not None:
             tau, from_budget = budget.observe_with_source(p)
             source = "budget" if from_budget else tau_source
-        ood = None if ood_score is None else ood_score > self._ood.threshold
+        # A non-finite OOD score is a doubtful detector: it fails safe, like a non-finite p
+        # (flagged, escalated under ood_policy "escalate"), and is reported as null.
+        ood_known = ood_score is None or math.isfinite(ood_score)
+        ood = None if ood_score is None else (not ood_known or ood_score > self._ood.threshold)
         below_tau = p < tau
         escalate = below_tau or (bool(ood) and self.ood_policy == "escalate")
         # Cues that pushed p toward the decision: down when escalating, up when keeping.
@@ -292,7 +295,7 @@ class Router:
             uncertainty=u,
             cues=tuple(ranked),
             tau_source=source,
-            ood_score=ood_score,
+            ood_score=ood_score if ood_known else None,
             ood=ood,
             ood_policy=self.ood_policy,
         )
