@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from imad.errors import DatasetError
+from imad.constraints import show
+from imad.errors import CheckpointError, DatasetError
 from imad.router import Router
 from training.corpus_table import corpus_files, load_corpus
 from training.split import stratified_split
@@ -44,24 +45,48 @@ class TrainingRows:
 
 def recorded_corpus(router: Router) -> list[str]:
     """The corpus files the checkpoint says the router was trained on (may be empty)."""
-    files = router.metadata.get("data", {}).get("files", [])
-    return [str(entry["path"]) for entry in files if isinstance(entry, dict) and "path" in entry]
+    return [str(entry["path"]) for entry in _recorded_files(router)
+            if isinstance(entry, dict) and isinstance(entry.get("path"), str)]
+
+
+def recorded_split(router: Router) -> tuple[float, int]:
+    """The validation fraction and split seed the checkpoint's training record holds (defaults
+    when absent); `CheckpointError` naming the value when it is damaged, before any work."""
+    training = router.metadata.get("training", {})
+    settings = training.get("config", {}) if isinstance(training, dict) else None
+    if not isinstance(settings, dict):
+        raise CheckpointError(f"router {router.name!r}: the training record's config must be a "
+                              f"JSON object, got {type(settings or training).__name__}")
+    fraction = settings.get("validation_fraction", DEFAULT_VALIDATION_FRACTION)
+    # compared as given: NaN fails it, and a 400-digit int is never converted to a float
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0.0 < fraction < 1.0:
+        raise CheckpointError(f"router {router.name!r}: training.config.validation_fraction must "
+                              f"be a number in (0, 1), got {show(fraction)}")
+    seed = settings.get("split_seed", DEFAULT_SPLIT_SEED)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise CheckpointError(f"router {router.name!r}: training.config.split_seed must be an "
+                              f"integer in [0, 2**32), got {show(seed)}")
+    return float(fraction), seed
+
+
+def _recorded_files(router: Router) -> list[Any]:
+    data = router.metadata.get("data", {})
+    files = data.get("files", []) if isinstance(data, dict) else []
+    return files if isinstance(files, list) else []
 
 
 def router_training_rows(router: Router, corpus: Sequence[str] = (), *,
                          feature_cache: str | Path | None = None) -> TrainingRows:
     """The router's training/validation rows (module docstring); `corpus` overrides the files."""
+    fraction, seed = recorded_split(router)  # damage refused before any corpus is read
     paths = list(corpus) or recorded_corpus(router)
     if not paths:
         raise DatasetError(f"router {router.name!r} records no training corpus; name it with "
                            "--train-corpus (the files it was trained on)")
     table = load_corpus(paths, feature_cache=feature_cache,
                         schema_version=router.feature_schema_version)
-    settings = router.metadata.get("training", {}).get("config", {})
-    fraction = float(settings.get("validation_fraction", DEFAULT_VALIDATION_FRACTION))
-    seed = int(settings.get("split_seed", DEFAULT_SPLIT_SEED))
     train, validation, stratify_by = stratified_split(table.labels, table.datasets, fraction, seed)
-    recorded = {entry.get("sha256") for entry in router.metadata.get("data", {}).get("files", [])}
+    recorded = {entry.get("sha256") for entry in _recorded_files(router) if isinstance(entry, dict)}
     hashes = [hashlib.sha256(file.read_bytes()).hexdigest() for file in corpus_files(paths)]
     provenance = {
         "files": [str(p) for p in paths],
