@@ -33,7 +33,6 @@ generated from the row. The rules every row shares:
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import numbers
 import os
@@ -44,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Union
 
 from imad.errors import ConfigError
+from imad.jsonio import UntrustedJSONError, loads_untrusted
 from imad.text import first_lone_surrogate
 
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")
@@ -266,11 +266,9 @@ class StringMap(Constraint):
         return dict(value)
 
     def parse(self, text: str) -> Any:
-        if text.count("{") + text.count("[") > _MAX_JSON_DEPTH:
-            raise Refused  # deep nesting is never a header map; json would recurse on it
-        try:
-            return json.loads(text)
-        except (ValueError, RecursionError):
+        try:  # the one reader for untrusted JSON: depth, digits, NaN and surrogates refused
+            return loads_untrusted(text, max_depth=_MAX_JSON_DEPTH)
+        except UntrustedJSONError:
             raise Refused from None
 
     def __str__(self) -> str:
@@ -316,8 +314,10 @@ def show(value: Any) -> str:
             return f"an integer of {value.bit_length():,} bits"
     try:
         text = repr(value)
-    except ValueError:  # an int beyond Python's 4,300-digit str limit
-        return f"an integer of {value.bit_length():,} bits"
+    except ValueError:  # an int beyond Python's 4,300-digit str limit, alone or inside a list
+        if isinstance(value, int):
+            return f"an integer of {value.bit_length():,} bits"
+        return f"a {type(value).__name__} holding an integer beyond 4,300 digits"
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "…"
 
 

@@ -13,6 +13,9 @@ OOD_POLICIES = ("flag", "escalate")
 DEFAULT_BUDGET_WINDOW = 500
 """Answers a trigger budget looks back over (`--budget-window`)."""
 
+MAX_BUDGET_WINDOW = 1_000_000
+"""Largest window a trigger budget accepts (τ costs O(log window); memory grows with it)."""
+
 DEFAULT_WARM_UP = 50
 """Scores a budget sees before its quantile replaces the router's τ (fewer with a smaller window)."""
 

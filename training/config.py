@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import features
 from imad.cli.entry import EXIT_STATUS_HELP
+from imad.jsonio import loads_untrusted, read_regular_file
 from imad.constraints import (
     MAX_SEED,
     MAX_THREADS,
@@ -194,21 +195,27 @@ class FitConfig:
         return cls.from_dict(read_config_file(Path(path)), source=str(path))
 
 
+MAX_CONFIG_FILE_BYTES = 1024 * 1024
+"""A --config file names a few dozen settings; a larger one is not one."""
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     """A JSON (.json) or TOML (.toml) file of field names → values."""
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError("config (--config)", f"no such file: {path}")
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # a regular file only (a FIFO would block), read with a size bound
+        raw = read_regular_file(path, max_bytes=MAX_CONFIG_FILE_BYTES)
         if path.suffix == ".toml":
             if sys.version_info < (3, 11):
                 raise ConfigError("config (--config)", "TOML needs Python ≥ 3.11; use JSON")
             import tomllib
 
-            data = tomllib.loads(text)
+            data = tomllib.loads(raw.decode("utf-8"))
         else:
-            data = json.loads(text)
-    except (ValueError, RecursionError) as error:  # also bad UTF-8 and 5,000-digit numbers
+            data = loads_untrusted(raw, max_bytes=MAX_CONFIG_FILE_BYTES)
+    except OSError as error:
+        raise ConfigError("config (--config)", f"cannot read {path}: {error.strerror or error}") from error
+    except (ValueError, RecursionError) as error:  # UntrustedJSONError, TOML errors, bad UTF-8
         raise ConfigError("config (--config)", f"cannot parse {path}: {error}") from error
     if not isinstance(data, dict):
         raise ConfigError("config (--config)", f"{path} must hold a table/object of settings")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import platform
 import sys
 from collections.abc import Sequence
@@ -35,7 +36,7 @@ import numpy as np
 
 import features
 from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
-from imad.errors import CheckpointError
+from imad.errors import CheckpointError, ConfigError
 from imad.router import Router, RouterNet
 from imad.router.checkpoint import weights_bytes
 from imad.router.config import FeatureSpec, RouterConfig, Scaler, Threshold
@@ -110,6 +111,8 @@ def add_ood_statistics(name_or_path: str | Path, output: str | Path | None = Non
     from training.evaluation.training_rows import router_training_rows
 
     source = resolve_checkpoint(name_or_path)
+    if output is not None:
+        check_output_directory(Path(output))
     router = Router.load(source)
     rows = router_training_rows(router, feature_cache=feature_cache)
     if rows.provenance["unchanged"] is False:
@@ -126,6 +129,20 @@ def add_ood_statistics(name_or_path: str | Path, output: str | Path | None = Non
     return export_router(updated, target, probe=rows.validation_features)
 
 
+def check_output_directory(path: Path) -> None:
+    """`--output` must be a directory (existing or to create) this process can write into;
+    `ConfigError` naming it otherwise, before any work and with nothing written."""
+    if path.exists() and not path.is_dir():
+        raise ConfigError("--output", f"{path} exists and is not a directory: give a directory "
+                          "for the checkpoint")
+    existing = next((parent for parent in (path, *path.parents) if parent.exists()), Path("."))
+    # the mode bits too: root's os.access ignores them, but a directory made read-only is refused
+    if (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)
+            or not existing.stat().st_mode & 0o222):
+        raise ConfigError("--output", f"cannot write a checkpoint to {path}: {existing} is not a "
+                          "writable directory")
+
+
 def weights_sha256(router: Router) -> str:
     """The sha256 of the weights file `router.save` would write."""
     return hashlib.sha256(weights_bytes(router.net)).hexdigest()
@@ -133,7 +150,11 @@ def weights_sha256(router: Router) -> str:
 
 def export_router(router: Router, directory: str | Path, probe: np.ndarray) -> Path:
     """Save `router` to `directory`, then reload it and require bit-identical scores on `probe`."""
-    path = router.save(directory)
+    try:
+        path = router.save(directory)
+    except OSError as error:  # raced with the check, or a full disk: still one error line
+        raise ConfigError("--output", f"cannot write a checkpoint to {directory}: "
+                          f"{error.strerror or error}") from error
     reloaded = Router.load(path)
     if not np.array_equal(router.predict_proba(probe), reloaded.predict_proba(probe)):
         raise CheckpointError(f"{path} does not reproduce the trained router's probabilities")

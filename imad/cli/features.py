@@ -14,13 +14,16 @@ only when the command runs, never when `imad --help` lists it.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from imad.cli.common import print_json
 from imad.critique.schema import FIELDS, CritiqueResponse
 from imad.errors import ConfigError, CritiqueParseError
+from imad.jsonio import UntrustedJSONError, loads_untrusted, read_regular_file
+
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+"""A stored self-critique is a few kB; a larger --response file is not one."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,15 +39,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_response(path: Path) -> CritiqueResponse:
     """The CritiqueResponse stored in `path`; ConfigError or CritiqueParseError saying why not."""
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError("--response", f"no such file: {path}")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        raw = read_regular_file(path, max_bytes=MAX_RESPONSE_BYTES)
+    except OSError as error:
+        raise ConfigError("--response", f"cannot read {path}: {error.strerror or error}") from error
+    except UntrustedJSONError as error:  # a FIFO, device or directory: refused unread
         raise ConfigError("--response", f"cannot read {path}: {error}") from error
+    text = raw.decode("utf-8", "replace")
     try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as error:
+        data: Any = loads_untrusted(raw, max_bytes=MAX_RESPONSE_BYTES)
+    except UntrustedJSONError as error:
         raise CritiqueParseError(f"{path} is not valid JSON ({error})", text) from error
     if isinstance(data, dict) and isinstance(data.get("response"), dict):
         data = data["response"]  # the output of `imad critique --json`

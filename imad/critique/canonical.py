@@ -18,7 +18,8 @@ Two answers are "the same" when their canonical forms are equal. The rules:
   ("1,234"), an optional decimal part and exponent; a trailing "." or "," ends the sentence, and
   symbols around it ("$", "%") are not part of it. Otherwise the answer has no number (""), so
   it is unparsed and escalates: "0x2A", "1,2,3", "3,5", "1.2.3", "42kg", "1_000", "٤٢", "5½",
-  "10-20" and "1 234" are not read as 2, 123, 35, 1.2, 42, 1000, 42, 5, 20 or 234;
+  "10-20" and "1 234" are not read as 2, 123, 35, 1.2, 42, 1000, 42, 5, 20 or 234, nor "--5",
+  "-$5" and "5-" as -5, 5 and 5 (a sign is never dropped or ignored);
 - short answer → lower-case, articles and punctuation removed, whitespace collapsed.
 """
 
@@ -44,6 +45,7 @@ _WHOLE_NUMBER = re.compile(
     r"[-+]?(?:(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 """What a candidate must be in full to be read as a number."""
 _SPACE_SEPARATORS = " \u00a0\u202f\u2009"
+_CURRENCY = "$€£¥"
 MAX_NUMBER_DIGITS = 100
 MAX_NUMBER_EXPONENT = 100
 _WORD = r"\b(yes|no|maybe)\b"
@@ -93,11 +95,16 @@ def _glued_to_number(text: str, start: int, end: int) -> bool:
     """True when a sign joins the run to a word before it ("10-20", "COVID-19"), or a space
     joins it to another number ("1 234"): neither is one number read whole."""
     signed_after_word = text[start] in "+-" and start >= 1 and text[start - 1].isalnum()
+    # a second sign ("+-5", "--5"), a sign before a currency symbol ("-$5"), or one after the
+    # number ("5-"): reading the run alone would drop or ignore a sign
+    sign_dropped = ((start >= 1 and text[start - 1] in "+-")
+                    or (start >= 2 and text[start - 1] in _CURRENCY and text[start - 2] in "+-")
+                    or (end < len(text) and text[end] in "+-"))
     spaced_before = (start >= 2 and text[start - 1] in _SPACE_SEPARATORS
                      and text[start - 2].isdigit())
     spaced_after = (end + 1 < len(text) and text[end] in _SPACE_SEPARATORS
                     and text[end + 1].isdigit())
-    return signed_after_word or spaced_before or spaced_after
+    return signed_after_word or sign_dropped or spaced_before or spaced_after
 
 
 def canonical_number(text: str) -> str:

@@ -40,7 +40,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, cast
 
+from imad.constraints import show
 from imad.errors import ConfigError
+from imad.routing_options import MAX_BUDGET_WINDOW
 from imad.router.split_heaps import SplitHeaps
 
 QUANTILE_METHOD = "inverted_cdf"
@@ -77,8 +79,9 @@ class TriggerBudget:
         from imad.policy import check_fixed_source, check_tau
 
         self.target_rate = _check_rate(target_rate)
-        self.window = _check_count("window", window, minimum=1)
-        self.min_observations = _check_count("min_observations", min_observations, minimum=1)
+        self.window = _check_count("window", window, minimum=1, maximum=MAX_BUDGET_WINDOW)
+        self.min_observations = _check_count("min_observations", min_observations, minimum=1,
+                                             maximum=MAX_BUDGET_WINDOW)
         if self.min_observations > self.window:
             raise ConfigError("min_observations", f"must not exceed window ({self.window}), got "
                               f"{min_observations}: the window could never hold that many scores")
@@ -276,25 +279,33 @@ def _inverted_cdf_index(n: int, level: float) -> int:
     return min(max(index, 0), n - 1)
 
 
+MAX_OBSERVED_TOTAL = 2**63 - 1
+"""Bound on `observed_total` in a state: a count of answers, never near it (a 5,000-digit one is
+damage, and Python cannot even print it)."""
+
+
 def _check_rate(rate: Any) -> float:
+    # Compared as given: a 400-digit int is out of range without float() overflowing on it.
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate < 1.0:
         raise ConfigError("target_rate", f"must be a number strictly between 0 and 1 (the share "
-                          f"of answers to escalate), got {rate!r}")
+                          f"of answers to escalate), got {show(rate)}")
     return float(rate)
 
 
-def _check_count(field: str, value: Any, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(field, f"must be an integer ≥ {minimum}, got {value!r}")
+def _check_count(field: str, value: Any, *, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise ConfigError(field, f"must be an integer in [{minimum}, {maximum:,}], got {show(value)}")
     return value
 
 
 def _check_score(field: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(field, f"must be a router score (a number in [0, 1]), got {value!r}")
+        raise ConfigError(field, f"must be a router score (a number in [0, 1]), got {show(value)}")
+    if isinstance(value, int) and not 0 <= value <= 1:  # float() of a 400-digit int overflows
+        raise ConfigError(field, f"must be a finite router score in [0, 1], got {show(value)}")
     score = float(value)
     if not math.isfinite(score) or not 0.0 <= score <= 1.0:
-        raise ConfigError(field, f"must be a finite router score in [0, 1], got {value!r}; a "
+        raise ConfigError(field, f"must be a finite router score in [0, 1], got {show(value)}; a "
                           "non-finite p escalates as unparsed (observe_unparsed), never into the "
                           "window")
     return score
@@ -305,7 +316,7 @@ def _check_state(state: Any) -> tuple[list[tuple[float | None, bool]], int]:
         raise ConfigError("state_dict", f"must be a dict, got {type(state).__name__}")
     if state.get("version") != STATE_VERSION:
         raise ConfigError("state_dict.version", f"expected {STATE_VERSION}, got "
-                          f"{state.get('version')!r}; the state was written by another imad version")
+                          f"{show(state.get('version'))}; the state was written by another imad version")
     raw = state.get("answers")
     if not isinstance(raw, list):
         raise ConfigError("state_dict.answers", f"must be a list of [score or null, escalated], "
@@ -314,11 +325,12 @@ def _check_state(state: Any) -> tuple[list[tuple[float | None, bool]], int]:
     for position, entry in enumerate(raw):
         field = f"state_dict.answers[{position}]"
         if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[1], bool)):
-            raise ConfigError(field, f"must be [score or null, escalated (bool)], got {entry!r}")
+            raise ConfigError(field, f"must be [score or null, escalated (bool)], got {show(entry)}")
         score = None if entry[0] is None else _check_score(field, entry[0])
         if score is None and not entry[1]:
             raise ConfigError(field, "an unparsed answer (null score) always escalates")
         answers.append((score, entry[1]))
     observed_total = state.get("observed_total", len(answers))
-    _check_count("state_dict.observed_total", observed_total, minimum=0)
+    _check_count("state_dict.observed_total", observed_total, minimum=0,
+                 maximum=MAX_OBSERVED_TOTAL)
     return answers, observed_total

@@ -44,6 +44,12 @@ RANGE_COVERAGE = 0.99
 
 QUANTILE_METHOD = "inverted_cdf"
 
+MAX_STATISTIC_MAGNITUDE = 1e6
+"""Bound on every stored statistic and on the threshold, as on the scaler (`imad.router.config`):
+they describe standardised features (mean ≈ 0, variances ≤ 1, shipped thresholds ≈ 21), and a
+mean of 1e200, a covariance × 1e300 or a threshold of 1e308 (which never flags) is damage."""
+
+
 
 @dataclass(frozen=True, eq=False)
 class OODDetector(ABC):
@@ -215,8 +221,9 @@ def ood_from_dict(data: Any, n_features: int | None = None, where: str = "ood") 
     if method not in _METHODS:
         raise CheckpointError(f"{where}.method: expected one of {sorted(_METHODS)}, got {method!r}")
     threshold = _finite_number(data, "threshold", where)
-    if threshold < 0:
-        raise CheckpointError(f"{where}.threshold: an OOD score is ≥ 0, got {threshold!r}")
+    if not 0.0 <= threshold <= MAX_STATISTIC_MAGNITUDE:
+        raise CheckpointError(f"{where}.threshold: an OOD score in [0, {MAX_STATISTIC_MAGNITUDE:g}] "
+                              f"(a threshold beyond it never flags), got {threshold!r}")
     if method == MahalanobisOOD.method:
         mean = _finite_array(data, "mean", where, ndim=1)
         d = mean.size
@@ -226,6 +233,14 @@ def ood_from_dict(data: Any, n_features: int | None = None, where: str = "ood") 
                                   f"mean, got {covariance.shape}")
         if not np.allclose(covariance, covariance.T) or not _positive_definite(covariance):
             raise CheckpointError(f"{where}.covariance: not a symmetric positive definite matrix")
+        # With entries ≤ 1e6 this also bounds the condition number (≤ 1e12 · d), so the
+        # precision cannot turn a finite row's score into ±inf or NaN.
+        eigenvalues = np.linalg.eigvalsh(covariance)
+        if eigenvalues[0] < 1.0 / MAX_STATISTIC_MAGNITUDE:
+            raise CheckpointError(f"{where}.covariance: a variance of {eigenvalues[0]:.3g} along "
+                                  f"some direction, under {1.0 / MAX_STATISTIC_MAGNITUDE:g} (the "
+                                  "shrinkage keeps every one near or above its share of the mean "
+                                  "variance)")
         shrinkage = _finite_number(data, "shrinkage", where)
         if not 0.0 <= shrinkage <= 1.0:
             raise CheckpointError(f"{where}.shrinkage: must lie in [0, 1], got {shrinkage!r}")
@@ -248,8 +263,11 @@ _METHODS = {cls.method: cls for cls in (MahalanobisOOD, QuantileRangeOOD)}
 
 def _finite_number(data: dict[str, Any], key: str, where: str) -> float:
     value = data.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**15:
+        raise CheckpointError(f"{where}.{key}: expected a finite number of sane magnitude, got "
+                              f"an integer of {value.bit_length()} bits")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise CheckpointError(f"{where}.{key}: expected a finite number, got {value!r}")
+        raise CheckpointError(f"{where}.{key}: expected a finite number, got {str(value)[:40]!r}")
     return float(value)
 
 
@@ -258,13 +276,16 @@ def _finite_array(data: dict[str, Any], key: str, where: str, *, ndim: int) -> n
         raise CheckpointError(f"{where}.{key}: missing")
     try:
         array = np.asarray(data[key], dtype=np.float64)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, OverflowError) as error:  # OverflowError: a 400-digit int
         raise CheckpointError(f"{where}.{key}: not a numeric array ({error})") from None
     if array.ndim != ndim or array.size == 0:
         raise CheckpointError(f"{where}.{key}: expected a non-empty {ndim}-d array, got shape "
                               f"{array.shape}")
     if not np.all(np.isfinite(array)):
         raise CheckpointError(f"{where}.{key}: holds NaN or infinite values")
+    if float(np.max(np.abs(array))) > MAX_STATISTIC_MAGNITUDE:
+        raise CheckpointError(f"{where}.{key}: holds values beyond ±{MAX_STATISTIC_MAGNITUDE:g} "
+                              "(the statistics of standardised features are far smaller)")
     return array
 
 

@@ -3,7 +3,8 @@
 Self-critique requests (their JSON schema has a `critique` field) get a valid critique; any other
 call (a debate back-end's) gets a one-option answer. With `barrier_parties=N` every self-critique
 request waits until N of them are in flight at once, so a test can force N `imad ask` runs to be
-inside their LLM call together, without sleeping. `requests` counts the calls received.
+inside their LLM call together, without sleeping. `requests` counts the calls received. With
+`raw_body`, every call is answered HTTP 200 with those bytes instead (a broken upstream).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ BARRIER_TIMEOUT_S = 120.0
 
 
 class StubState:
-    def __init__(self, barrier_parties: int | None) -> None:
+    def __init__(self, barrier_parties: int | None, raw_body: bytes | None = None) -> None:
         self.barrier = threading.Barrier(barrier_parties) if barrier_parties else None
+        self.raw_body = raw_body
         self.requests = 0
         self.lock = threading.Lock()
 
@@ -36,6 +38,9 @@ def _handler(state: StubState) -> type[http.server.BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
             with state.lock:
                 state.requests += 1
+            if state.raw_body is not None:
+                self._send(state.raw_body)
+                return
             is_critique = "critique" in json.dumps(body.get("response_format"))
             if is_critique and state.barrier is not None:
                 state.barrier.wait(BARRIER_TIMEOUT_S)
@@ -46,6 +51,9 @@ def _handler(state: StubState) -> type[http.server.BaseHTTPRequestHandler]:
                              "message": {"role": "assistant", "content": content}}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             }).encode("utf-8")
+            self._send(reply)
+
+        def _send(self, reply: bytes) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(reply)))
@@ -59,9 +67,10 @@ def _handler(state: StubState) -> type[http.server.BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def openai_stub(*, barrier_parties: int | None = None) -> Iterator[tuple[str, StubState]]:
+def openai_stub(*, barrier_parties: int | None = None,
+                raw_body: bytes | None = None) -> Iterator[tuple[str, StubState]]:
     """Serve on a free loopback port; yield (the `--llm` spec for it, its state)."""
-    state = StubState(barrier_parties)
+    state = StubState(barrier_parties, raw_body)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -27,12 +27,12 @@ stratified by task (`training.data.sampling`).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from imad.errors import DatasetError
+from imad.jsonio import DEFAULT_MAX_LINES_BYTES, UntrustedJSONError, read_untrusted_file
 from imad.question import Question, TaskType
 from training.data.sampling import take_sample
 
@@ -152,8 +152,8 @@ def load_bbh(data_dir: Path, limit: int | None = None) -> list[Question]:
 def _examples(path: Path) -> list[dict[str, Any]]:
     """The `examples` list of one task file (small files: the standard library reads them)."""
     try:
-        examples = json.loads(path.read_text(encoding="utf-8"))["examples"]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
+        examples = read_untrusted_file(path, max_bytes=DEFAULT_MAX_LINES_BYTES)["examples"]
+    except (OSError, UntrustedJSONError, KeyError, TypeError) as error:
         raise DatasetError(f"{path} is not a BBH task file with an 'examples' list "
                            f"({type(error).__name__}: {error})") from error
     if not isinstance(examples, list):
