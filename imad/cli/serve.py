@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from imad.cli.common import DEFAULT_LLM, add_routing_arguments, flag_error
-from imad.constraints import Integer, check_value, parse_text, table_of
+from imad.constraints import Integer, ascii_int, check_value, parse_text, table_of
 from imad.errors import ConfigError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
 from imad.serve.model_names import SERVE_BACKENDS
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="threshold of model names without one (default: the checkpoint's)")
     add_routing_arguments(parser, serving=True)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
-    parser.add_argument("--port", type=int, default=8000, help="port to bind (default: %(default)s)")
+    parser.add_argument("--port", type=ascii_int, default=8000, help="port to bind (default: %(default)s)")
     parser.add_argument("--api-key-env", default=None, metavar="VAR",
                         help="require 'Authorization: Bearer <key>' with the key read from this "
                              "environment variable (default: no auth)")
