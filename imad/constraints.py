@@ -353,6 +353,14 @@ def parse_text(text: str, allowed: Allowed, where: str) -> Any:
     raise ConfigError(where, f"must be {describe(allowed)}, got {show(text)}")
 
 
+def ascii_int(text: str) -> int:
+    """An argparse `type=` for integer flags: ASCII digits only (`int()` alone reads '١٢' as 12)."""
+    try:
+        return Integer().admit(Integer().parse(text))
+    except Refused:
+        raise ValueError(text) from None  # argparse turns it into "invalid ascii_int value"
+
+
 def table_of(config_class: type) -> dict[str, Allowed]:
     """The merged `constraints` rows of a class and its bases (a subclass's row wins)."""
     table: dict[str, Allowed] = {}

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from imad.constraints import Integer, check_value
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.debate import DebateBackend, DebateResult, create_backend
 from imad.errors import ConfigError, DebateError, LLMError
@@ -160,8 +161,7 @@ class Pipeline:
     def answer_batch(self, questions: Sequence[Question | str], *, max_concurrency: int = 1,
                      progress: bool = False) -> list[PipelineAnswer]:
         """Answer many questions, at most `max_concurrency` at a time, results in input order."""
-        if max_concurrency < 1:
-            raise ConfigError("max_concurrency", f"must be >= 1, got {max_concurrency}")
+        check_value(max_concurrency, Integer(low=1), "max_concurrency")
         from tqdm import tqdm
 
         bar = tqdm(total=len(questions), unit="q", disable=not progress, desc="imad")

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
+from imad.constraints import ascii_int
 from imad.corpus_records import CorpusRecord, iter_records
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.critique.canonical import answers_match
@@ -233,7 +234,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--llm", default="local", help="chat back-end spec (default: %(default)s)")
     parser.add_argument("--limit", type=positive_int, default=None,
                         help="questions per dataset (≥ 1; default: all)")
-    parser.add_argument("--order-seed", type=int, default=0,
+    parser.add_argument("--order-seed", type=ascii_int, default=0,
                         help="seed of the question order (-1: file order)")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_CORPUS_DIR,
                         help="corpus root; files go to OUT_DIR/<model>/<dataset>.jsonl")
@@ -242,8 +243,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--image-dir", default=None,
                         help="images: GQA's <image_id>.jpg, or a generic file's relative image "
                              "paths (default: the file's folder); without it GQA is text-only")
-    parser.add_argument("--max-tokens", type=int, default=512)
-    parser.add_argument("--max-text-chars", type=int, default=DEFAULT_MAX_TEXT_CHARS,
+    parser.add_argument("--max-tokens", type=ascii_int, default=512)
+    parser.add_argument("--max-text-chars", type=ascii_int, default=DEFAULT_MAX_TEXT_CHARS,
                         help="length bound of the reasoning and critique fields")
     parser.add_argument("--confidence-source", choices=["verbal", "token_probability"], default="verbal")
     parser.add_argument("--workers", type=positive_int, default=1,

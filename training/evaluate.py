@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
-from imad.constraints import parse_settings
+from imad.constraints import ascii_int, parse_settings
 from imad.critique.call import SelfCritique
 from imad.critique.prompts import PROMPT_VERSION
 from imad.errors import ConfigError, DatasetError
@@ -213,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--llm", default="local",
                         help="chat back-end spec, e.g. local, cached:calls.sqlite::local, "
                              "openai:MODEL@URL (default: %(default)s)")
-    parser.add_argument("--limit", type=int, default=None, help="questions per dataset")
+    parser.add_argument("--limit", type=ascii_int, default=None, help="questions per dataset")
     parser.add_argument("--corpus-dir", default=DEFAULT_CORPUS_DIR,
                         help="answer cache root: CORPUS_DIR/<model>/eval/<dataset>.jsonl "
                              "(default: %(default)s)")
@@ -223,15 +223,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default=DEFAULT_OUT, help="report directory (default: %(default)s)")
     parser.add_argument("--data-dir", default=None,
                         help="datasets folder (default: $IMAD_DATA_DIR or ../shared/datasets)")
-    parser.add_argument("--max-tokens", type=int, default=512, help="completion token limit")
+    parser.add_argument("--max-tokens", type=ascii_int, default=512, help="completion token limit")
     parser.add_argument("--confidence-source", choices=["verbal", "token_probability"],
                         default=None, help="default: the one the router was trained with")
-    parser.add_argument("--workers", type=int, default=1, help="concurrent calls (HTTP back-ends)")
+    parser.add_argument("--workers", type=ascii_int, default=1, help="concurrent calls (HTTP back-ends)")
     parser.add_argument("--feature-cache", default=DEFAULT_FEATURE_CACHE,
                         help="feature-matrix cache directory (default: %(default)s)")
     parser.add_argument("--no-feature-cache", dest="feature_cache", action="store_const",
                         const=None, help="always re-extract features")
-    parser.add_argument("--recalibrate", type=int, default=None, metavar="N",
+    parser.add_argument("--recalibrate", type=ascii_int, default=None, metavar="N",
                         help="also recalibrate p on N labelled answers of each dataset (platt, "
                              "isotonic, temperature; prior shift without labels) and report the "
                              "held-out ECE/Brier/AUROC over 20 seeded splits")

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from imad.constraints import ascii_int
 from imad.errors import ConfigError
 from imad.question import Question, TaskType, infer_task_type, refuse_repeated_choices
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
@@ -55,7 +56,7 @@ def add_routing_arguments(parser: argparse.ArgumentParser, *, serving: bool) -> 
                              f"budget ({scope}): τ becomes the R quantile of the last "
                              "--budget-window scores, after min(50, W/2) scored answers at "
                              "the checkpoint's τ (default: a fixed τ)")
-    parser.add_argument("--budget-window", type=int, default=None, metavar="W",
+    parser.add_argument("--budget-window", type=ascii_int, default=None, metavar="W",
                         help=f"answers the budget looks back over (default: {DEFAULT_BUDGET_WINDOW})")
     parser.add_argument("--ood-policy", choices=OOD_POLICIES, default=None,
                         help="answers unlike the router's training rows: flag them, or escalate "

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 
 from imad.cli.common import add_question_arguments, print_json, question_from_args
+from imad.constraints import ascii_int
 from imad.errors import NoAnswerError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_question_arguments(parser)
-    parser.add_argument("--max-tokens", type=int, default=512, help="completion token limit")
+    parser.add_argument("--max-tokens", type=ascii_int, default=512, help="completion token limit")
     parser.add_argument("--confidence-source", choices=["verbal", "token_probability"],
                         default="verbal", help="where the confidences come from")
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from imad.cli.common import print_json
+from imad.constraints import ascii_int
 from imad.critique.schema import FIELDS, CritiqueResponse
 from imad.errors import ConfigError, CritiqueParseError
 from imad.jsonio import UntrustedJSONError, loads_untrusted, read_regular_file
@@ -32,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="JSON file holding the self-critique response's fields")
     parser.add_argument("--json", action="store_true",
                         help="print a JSON object {feature name: value} instead of text")
-    parser.add_argument("--schema-version", type=int, default=None, metavar="N",
+    parser.add_argument("--schema-version", type=ascii_int, default=None, metavar="N",
                         help="feature schema to compute (default: the newest, 2; 1 for a "
                              "router trained on schema v1)")
 

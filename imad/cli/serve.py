@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from imad.cli.common import DEFAULT_LLM, add_routing_arguments, flag_error
-from imad.constraints import parse_text, table_of
+from imad.constraints import Integer, ascii_int, check_value, parse_text, table_of
 from imad.errors import ConfigError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
 from imad.serve.model_names import SERVE_BACKENDS
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="threshold of model names without one (default: the checkpoint's)")
     add_routing_arguments(parser, serving=True)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
-    parser.add_argument("--port", type=int, default=8000, help="port to bind (default: %(default)s)")
+    parser.add_argument("--port", type=ascii_int, default=8000, help="port to bind (default: %(default)s)")
     parser.add_argument("--api-key-env", default=None, metavar="VAR",
                         help="require 'Authorization: Bearer <key>' with the key read from this "
                              "environment variable (default: no auth)")
@@ -85,8 +85,7 @@ def api_key_from_env(variable: str | None) -> str | None:
 
 
 def settings_from_args(args: argparse.Namespace) -> ServeSettings:
-    if not 0 <= args.port <= 65535:
-        raise ConfigError("--port", f"must be in [0, 65535], got {args.port}")
+    check_value(args.port, Integer(0, 65535), "--port")
     if args.budget_window is not None and args.target_trigger_rate is None:
         raise ConfigError("--budget-window", "sets the window of a trigger budget, which only "
                           "--target-trigger-rate turns on: add --target-trigger-rate R or drop it")

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from imad.constraints import Options, check_value
 from imad.errors import CheckpointError, ConfigError
 
 CALIBRATION_METHODS = ("identity", "temperature", "platt", "isotonic", "prior_shift")
@@ -277,8 +278,7 @@ def fit_calibrator(scores: Sequence[float] | np.ndarray, labels: Sequence[int] |
     data) and no labels; given labels it still ignores them, so its estimate stays honest.
     """
     method = method.replace("-", "_") if isinstance(method, str) else method
-    if method not in CALIBRATION_METHODS:
-        raise ConfigError("method", f"expected one of {', '.join(CALIBRATION_METHODS)}, got {method!r}")
+    method = check_value(method, Options(*CALIBRATION_METHODS), "method")
     raw = _scores(scores)
     sources = tuple(str(source) for source in sources)
     if method == "identity":

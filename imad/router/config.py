@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from imad.constraints import Integer, Options, Real, Text, check_value
 from imad.errors import CheckpointError, ConfigError
 from imad.policy import check_tau
 from imad.router.calibrators import IDENTITY, Calibrator, calibrator_from_dict
@@ -132,9 +133,7 @@ class RouterConfig:
         if self.ood is not None:
             self.ood_detector()  # validated on creation, like the rest
             object.__setattr__(self, "ood", freeze(dict(self.ood), "ood"))
-        if self.ood_policy not in OOD_POLICIES:
-            raise ConfigError("ood_policy", f"must be one of {', '.join(OOD_POLICIES)}, got "
-                              f"{self.ood_policy!r}")
+        check_value(self.ood_policy, Options(*OOD_POLICIES), "ood_policy")
         if self.ood_policy == "escalate" and self.ood is None:
             raise ConfigError("ood_policy", f"'escalate' needs OOD statistics, which router "
                               f"{self.name!r} lacks; add them with `python -m training.export "
@@ -278,22 +277,20 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+_ANY_TEXT = Text(max_chars=1_000_000, blank=True)
+"""A stored string: any valid Unicode (no lone surrogates); config.json's bounded read caps it."""
+
+
 def _number(value: Any, name: str) -> float:
-    if not _is_number(value):
-        raise ConfigError(name, f"must be a finite number, got {_show(value)}")
-    return float(value)
+    return check_value(value, Real(), name)
 
 
 def _integer(value: Any, name: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ConfigError(name, f"must be an integer, got {_show(value)}")
-    return value
+    return check_value(value, Integer(), name)
 
 
 def _text(value: Any, name: str) -> str:
-    if not isinstance(value, str):
-        raise ConfigError(name, f"must be a string, got {_show(value)}")
-    return value
+    return check_value(value, _ANY_TEXT, name)
 
 
 def _numbers(value: Any, name: str) -> tuple[float, ...]:

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from imad.errors import ConfigError, DatasetError
+from imad.constraints import Options, check_value
+from imad.errors import DatasetError
 from imad.router.calibration_set import read_answer_scores
 from imad.router.calibrators import Calibrator, fit_calibrator
 from imad.router.registry import resolve_checkpoint
@@ -45,9 +46,7 @@ class RecalibrationResult:
 def recalibrate_router(router_path: str | Path | None, corpus: list[str], method: str, *,
                        out: str | Path | None = None, overwrite: bool = False) -> RecalibrationResult:
     """Fit `method` on the router's raw scores of the answers in `corpus`, save a new version."""
-    if method not in RECALIBRATION_METHODS:
-        raise ConfigError("recalibrate (--recalibrate)",
-                          f"expected one of {', '.join(RECALIBRATION_METHODS)}, got {method!r}")
+    check_value(method, Options(*RECALIBRATION_METHODS), "recalibrate (--recalibrate)")
     source_path = resolve_checkpoint(router_path)
     router = Router.load(source_path)
     destination = new_checkpoint_path(source_path, out, overwrite)

@@ -43,7 +43,7 @@ def test_help_lists_the_flags(capsys):
 @pytest.mark.parametrize(("flags", "message"), [
     (["--max-concurrency", "0"], "--max-concurrency: must be an integer in [1, 4096], got '0'"),
     (["--tau", "2"], "--tau: must be none or a number in [0, 1], got 2.0"),
-    (["--port", "70000"], "--port: must be in [0, 65535]"),
+    (["--port", "70000"], "--port: must be an integer in [0, 65535], got 70000"),
     (["--api-key-env", "IMAD_TEST_SURELY_UNSET"], "IMAD_TEST_SURELY_UNSET is unset or empty"),
     (["--request-timeout", "nan"], "--request-timeout: must be a finite number in (0, 86400], got 'nan'"),
     (["--request-timeout", "inf"], "--request-timeout: must be a finite number in (0, 86400], got 'inf'"),

@@ -29,7 +29,7 @@ FIT_CASES = [
     ("text score", ["x"] + GOOD_SCORES[1:], GOOD_LABELS, "platt", "numbers"),
     ("no scores", [], [], "platt", "non-empty"),
     ("2-D scores", [[0.5, 0.5]] * 20, GOOD_LABELS, "platt", "1-D"),
-    ("unknown method", GOOD_SCORES, GOOD_LABELS, "beta", "expected one of"),
+    ("unknown method", GOOD_SCORES, GOOD_LABELS, "beta", "method: must be one of 'identity'"),
     ("prior shift without a prior", GOOD_SCORES, None, "prior_shift", "training accuracy"),
 ]
 

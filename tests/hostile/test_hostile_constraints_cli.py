@@ -121,3 +121,18 @@ def test_a_closed_stdout_pipe_ends_quietly():
         stderr = process.stderr.read().decode()
     assert status in (0, 141), stderr
     assert stderr == ""
+
+
+@pytest.mark.parametrize(("module", "arguments"), [
+    ("imad.cli.main", ["serve", "--port", "٨٠٠٠"]),
+    ("imad.cli.main", ["ask", *QUESTION, "--target-trigger-rate", "0.3", "--budget-window", "١٢"]),
+    ("imad.cli.main", ["critique", *QUESTION, "--max-tokens", "١٢٨"]),
+    ("training.evaluate", ["--dataset", "arc_challenge", "--limit", "１０"]),
+    ("training.corpus", ["--dataset", "arc_challenge", "--max-tokens", "５１２"]),
+])
+def test_integer_flags_take_ascii_digits_only(module, arguments):
+    """`int('١٢')` is 12: argparse's plain `type=int` took Arabic-Indic and full-width digits."""
+    result = _run(*arguments, module=module)
+    assert result.returncode == 2, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert "error:" in last and "invalid ascii_int value" in last, result.stderr
