@@ -126,14 +126,15 @@ def deferral_curves(data: Outcomes, router_p: Any, confidence: Any) -> dict[str,
 
 def render_table(name: str, curves: dict[str, DeferralCurve], rates: tuple[float, ...] = (
         0.0, 0.25, 0.5, 0.75, 1.0)) -> list[str]:
-    """Markdown: per gate, the area and accuracy / tokens at a few escalation rates."""
+    """Markdown: per gate, the area and accuracy / tokens at a few escalation rates (linear
+    between the points k/n: the expectation when the k-th cut is drawn at random)."""
     head = " | ".join(f"acc@{r:g} | tok@{r:g}" for r in rates)
     lines = [f"| {name}: gate | AUC | {head} |",
              "|---|---:|" + "---:|---:|" * len(rates)]
     for gate, curve in curves.items():
         cells = []
         for r in rates:
-            i = int(np.argmin(np.abs(curve.rate - r)))
-            cells.append(f"{curve.accuracy[i]:.3f} | {curve.tokens[i]:,.0f}")
+            accuracy, tokens = np.interp(r, curve.rate, curve.accuracy), np.interp(r, curve.rate, curve.tokens)
+            cells.append(f"{accuracy:.3f} | {tokens:,.0f}")
         lines.append(f"| {GATE_TITLES.get(gate, gate)} | {curve.area:.3f} | {' | '.join(cells)} |")
     return lines

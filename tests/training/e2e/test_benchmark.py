@@ -425,3 +425,40 @@ def test_deferral_escalates_every_question_and_draws_the_curves(tmp_path, questi
 def test_deferral_refuses_what_it_cannot_draw(arguments, message, capsys):
     assert main(["--e2e", "--deferral", "--dataset", "medqa", *arguments]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_deferral_replays_the_recorded_real_run(tmp_path, data_dir, capsys):
+    """The embedded model's recorded MedQA run (tests/fixtures/deferral): replayed through the
+    command, the questions with both outcomes make the curves; each curve is the deferral
+    module's on the replayed records, and the end points are the single and debate accuracy."""
+    import shutil
+
+    from imad.llm.local_gguf import DEFAULT_MODEL_ID
+
+    if data_dir.name != "datasets" or not (data_dir / "medqa" / "test_4options.jsonl").is_file():
+        pytest.skip("needs the shared MedQA test set the run was recorded on")
+    cache = tmp_path / "calls.sqlite"
+    shutil.copy(Path(__file__).resolve().parents[2] / "fixtures" / "deferral"
+                / "smollm2-medqa-calls.sqlite", cache)
+    assert main(["--e2e", "--deferral", "--dataset", "medqa", "--limit", "20", "--methods",
+                 "imad_acemad", "--backend-option", "acemad.n_agents=2", "--backend-option",
+                 "acemad.n_rounds=1", "--e2e-cache", str(cache), "--e2e-cache-mode", "replay",
+                 "--data-dir", str(data_dir), "--out", str(tmp_path / "out"), "--no-progress",
+                 "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["llm"]["model_id"] == DEFAULT_MODEL_ID
+    section = document["deferral"]["medqa"]["imad_acemad"]
+    assert (section["questions"], section["used"], section["left_out"]) == (20, 5, 15)
+    answers = [a for a in document["datasets"]["medqa"]["answers"]["imad_acemad"]
+               if a["error"] is None and a["escalated"] and a["confidence"] is not None]
+    assert len(answers) == 5
+    data = outcomes([a["single_correct"] for a in answers], [a["single_tokens"] for a in answers],
+                    [a["correct"] for a in answers],
+                    [a["total_tokens"] - a["single_tokens"] for a in answers])
+    expected = deferral_curves(data, [a["p"] for a in answers], [a["confidence"] for a in answers])
+    for gate, curve in expected.items():
+        assert section["curves"][gate]["accuracy"] == pytest.approx(curve.accuracy.tolist())
+        assert section["curves"][gate]["accuracy"][0] == pytest.approx(section["single_accuracy"])
+        assert section["curves"][gate]["accuracy"][-1] == pytest.approx(section["debate_accuracy"])
+    assert (tmp_path / "out" / section["plot"]).is_file()

@@ -82,3 +82,11 @@ def test_bad_outcomes_are_typed_errors(arrays: tuple, message: str) -> None:
 def test_bad_scores_are_typed_errors(score: list[float], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         deferral_curve(score, DATA)
+
+
+def test_table_interpolates_between_the_points():
+    # three questions: rates 0, 1/3, 2/3, 1; at 0.5 halfway between k = 1 and k = 2
+    data = outcomes([0, 0, 1], [10, 10, 10], [1, 0, 1], [30, 60, 90])
+    curves = {"router": deferral_curve([0.1, 0.2, 0.3], data)}
+    # k=1: 2/3 right, tokens 10 + 30/3 = 20; k=2: 2/3, 10 + 90/3 = 40 → at 0.5: 0.667, 30
+    assert "| 0.667 | 30 |" in render_table("three", curves)[2]
