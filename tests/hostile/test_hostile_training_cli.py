@@ -243,9 +243,13 @@ EVALUATE_CASES: list[tuple[str, list[str], int, str]] = [
     ("image-escapes", ["--dataset", "escape.jsonl"], 3, "resolves outside"),
     ("duplicate-ids", ["--dataset", "duplicate.jsonl"], 3, "have the same id"),
     ("e2e-flag-without-e2e", ["--dataset", "good.jsonl", "--tau", "0.5"], 2, "add --e2e"),
-    ("deferral-without-e2e", ["--dataset", "good.jsonl", "--deferral"], 2, "--deferral: only applies to the end-to-end benchmark; add --e2e"),
-    ("deferral-with-tau", ["--e2e", "--deferral", "--dataset", "good.jsonl", "--tau", "0.3"], 2, "runs the iMAD methods at τ = 1 (every question escalated); drop --tau"),
-    ("deferral-without-imad", ["--e2e", "--deferral", "--dataset", "good.jsonl", "--methods", "cot", "mad"], 2, "needs an iMAD method (imad_acemad, imad_svrmad) in --methods; got cot, mad"),
+    ("deferral-without-e2e", ["--dataset", "good.jsonl", "--deferral"], 2,
+     "--deferral: only applies to the end-to-end benchmark; add --e2e"),
+    ("deferral-with-tau", ["--e2e", "--deferral", "--dataset", "good.jsonl", "--tau", "0.3"], 2,
+     "runs the iMAD methods at τ = 1 (every question escalated); drop --tau"),
+    ("deferral-without-imad", ["--e2e", "--deferral", "--dataset", "good.jsonl", "--methods", "cot",
+                               "mad"], 2,
+     "needs an iMAD method (imad_acemad, imad_svrmad) in --methods; got cot, mad"),
 ]
 
 

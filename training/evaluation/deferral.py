@@ -134,7 +134,8 @@ def render_table(name: str, curves: dict[str, DeferralCurve], rates: tuple[float
     for gate, curve in curves.items():
         cells = []
         for r in rates:
-            accuracy, tokens = np.interp(r, curve.rate, curve.accuracy), np.interp(r, curve.rate, curve.tokens)
+            accuracy = np.interp(r, curve.rate, curve.accuracy)
+            tokens = np.interp(r, curve.rate, curve.tokens)
             cells.append(f"{accuracy:.3f} | {tokens:,.0f}")
         lines.append(f"| {GATE_TITLES.get(gate, gate)} | {curve.area:.3f} | {' | '.join(cells)} |")
     return lines
