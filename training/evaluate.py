@@ -24,6 +24,13 @@ numbers, in `--out`/e2e-report.md and e2e-report.json:
 
     python -m training.evaluate --e2e --dataset medqa --limit 30
     python -m training.evaluate --e2e --dataset medqa --limit 30 --e2e-cache-mode replay --json
+
+`--e2e --deferral` runs the iMAD methods at τ = 1, so every question has a recorded single-agent
+and debate outcome, and adds deferral curves (accuracy and tokens against the escalation rate
+for the router's p, the verbal confidence, a random gate and the oracle gate, with their areas;
+`training.e2e.deferral_run`) to the report, with deferral-<dataset>-<method>.png:
+
+    python -m training.evaluate --e2e --deferral --dataset medqa --limit 20 --methods imad_acemad
 """
 
 from __future__ import annotations
@@ -254,12 +261,16 @@ def build_parser() -> argparse.ArgumentParser:
                      metavar="BACKEND.FIELD=VALUE",
                      help="override a debate back-end's config, e.g. mad.n_agents=2 or "
                           "acemad.n_rounds=2 (read by the field's type); repeatable")
+    e2e.add_argument("--deferral", action="store_true", default=None,
+                     help="run the iMAD methods at τ = 1 (every question escalated) and report "
+                          "deferral curves: accuracy and tokens against the escalation rate for "
+                          "the router's p, the verbal confidence, a random and the oracle gate")
     return parser
 
 
 _E2E_FLAGS = {"methods": "--methods", "e2e_cache": "--e2e-cache",
               "e2e_cache_mode": "--e2e-cache-mode", "tau": "--tau",
-              "backend_option": "--backend-option"}
+              "backend_option": "--backend-option", "deferral": "--deferral"}
 _CALIBRATION_ONLY = ("train_corpus", "workers", "feature_cache", "recalibrate")
 
 
@@ -282,6 +293,7 @@ def config_from_args(argv: Sequence[str] | None = None
         cache=e2e_only["e2e_cache"] or DEFAULT_E2E_CACHE,
         cache_mode=e2e_only["e2e_cache_mode"] or "record", tau=e2e_only["tau"],
         backend_options=parse_backend_options(e2e_only["backend_option"] or ()),
+        deferral=bool(e2e_only["deferral"]),
     ), as_json
 
 

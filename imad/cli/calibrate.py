@@ -96,6 +96,12 @@ def recalibrate(args: argparse.Namespace) -> int:
     fitted = record["answers"] if record["method"] == "prior_shift" else record["labelled"]
     print(f"mean p on the {fitted} fitted answers: {record['mean_p_before']:.4f} before, "
           f"{record['mean_p_after']:.4f} after{truth}")
+    if record["estimated_accuracy"] is not None:
+        beside = ("no labels to compare" if record["true_accuracy"] is None else
+                  f"true accuracy of the {record['labelled']} labelled answers "
+                  f"{record['true_accuracy']:.4f}")
+        print(f"estimated accuracy (prior shift, no labels): {record['estimated_accuracy']:.4f}; "
+              f"{beside}")
     print(f"tau: {result.router.tau:.6g} (unchanged; compared with the calibrated p)")
     print(f"checkpoint: {result.checkpoint}")
     return 0

@@ -65,9 +65,11 @@ def recalibrate_router(router_path: str | Path | None, corpus: list[str], method
         if not PRIOR_SHIFT_PLAUSIBLE[0] <= estimate <= PRIOR_SHIFT_PLAUSIBLE[1]:
             # EM ran to a bound: the scores do not fit "the same router under another prior",
             # and a p pushed to 0 or 1 would keep or debate everything. Refuse rather than guess.
+            truth = ("" if true_accuracy is None else f"; the {len(labelled)} labelled answers' "
+                     f"true accuracy is {true_accuracy:.4f}")
             raise DatasetError(
-                f"prior-shift estimates this traffic's accuracy at {estimate:.4f} (EM ran to the "
-                f"edge from the training accuracy {prior:.4f}): the router's scores on these "
+                f"prior-shift estimates this traffic's accuracy at {estimate:.4f}{truth} (EM ran "
+                f"to the edge from the training accuracy {prior:.4f}): the router's scores on these "
                 f"{len(answers.raw)} answers do not fit a change of prior; label about 50 of them "
                 "and use --recalibrate platt or isotonic")
     else:
@@ -81,6 +83,8 @@ def recalibrate_router(router_path: str | Path | None, corpus: list[str], method
         "method": calibrator.kind, "described": calibrator.describe(),
         "answers": len(answers.raw), "labelled": len(labelled), "unparsed": answers.unparsed,
         "files": answers.files, "true_accuracy": true_accuracy,
+        "estimated_accuracy": (calibrator.fitted_on.estimated_accuracy
+                               if method == "prior-shift" else None),
         "mean_p_before": float(np.mean(router.calibrator.apply(fitted))),
         "mean_p_after": float(np.mean(calibrator.apply(fitted))),
         "parent": {"name": router.name, "path": str(source_path),

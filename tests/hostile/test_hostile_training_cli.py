@@ -243,7 +243,28 @@ EVALUATE_CASES: list[tuple[str, list[str], int, str]] = [
     ("image-escapes", ["--dataset", "escape.jsonl"], 3, "resolves outside"),
     ("duplicate-ids", ["--dataset", "duplicate.jsonl"], 3, "have the same id"),
     ("e2e-flag-without-e2e", ["--dataset", "good.jsonl", "--tau", "0.5"], 2, "add --e2e"),
+    ("deferral-without-e2e", ["--dataset", "good.jsonl", "--deferral"], 2,
+     "--deferral: only applies to the end-to-end benchmark; add --e2e"),
+    ("deferral-with-tau", ["--e2e", "--deferral", "--dataset", "good.jsonl", "--tau", "0.3"], 2,
+     "runs the iMAD methods at τ = 1 (every question escalated); drop --tau"),
+    ("deferral-without-imad", ["--e2e", "--deferral", "--dataset", "good.jsonl", "--methods", "cot",
+                               "mad"], 2,
+     "needs an iMAD method (imad_acemad, imad_svrmad) in --methods; got cot, mad"),
 ]
+
+
+@pytest.mark.parametrize("value", ["1e999", "nan", "-1", "9" * 400, "[[[[[]]]]]", "\ud800", "true"])
+def test_deferral_takes_no_value(value, capsys):
+    """--deferral is a switch: any value is a usage error (exit 2, `error:`), never a traceback."""
+    from training.evaluate import main
+
+    try:
+        status = main(["--e2e", f"--deferral={value}", "--dataset", "medqa"])
+    except SystemExit as exit_info:  # argparse refuses the flag itself
+        status = exit_info.code
+    error = capsys.readouterr().err
+    assert status == 2 and "error: argument --deferral: ignored explicit argument" in error
+    assert "Traceback" not in error
 
 
 @pytest.mark.parametrize(("arguments", "status", "message"), [c[1:] for c in EVALUATE_CASES],
@@ -292,4 +313,4 @@ def test_property_random_dataset_files_end_in_exit_2_or_3_never_a_bug(tmp_path, 
 
 def test_case_counts():
     """The closing note reports these numbers; they only grow."""
-    assert (len(CORPUS_CASES), len(FIT_CASES), len(EVALUATE_CASES)) >= (24, 10, 7)
+    assert (len(CORPUS_CASES), len(FIT_CASES), len(EVALUATE_CASES)) >= (24, 10, 10)

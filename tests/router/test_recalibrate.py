@@ -74,6 +74,27 @@ def test_prior_shift_running_to_a_bound_is_refused(tmp_path, monkeypatch):
     assert not (tmp_path / "ps").exists()
 
 
+def test_cli_prior_shift_on_real_answers_shows_the_estimate_beside_the_truth(tmp_path, capsys,
+                                                                            medqa_scores):
+    """The committed MedQA answers: whether EM stays inside or runs to an edge, the estimated
+    accuracy and the labelled answers' true accuracy are printed side by side."""
+    labels = [label for label in medqa_scores.labels if label is not None]
+    truth = f"{np.mean(labels):.4f}"
+    status = main(["calibrate", "--recalibrate", "prior-shift", "--corpus", str(MEDQA),
+                   "--out", str(tmp_path / "ps")])
+    captured = capsys.readouterr()
+    fitted = fit_calibrator(medqa_scores.raw, method="prior_shift",
+                            training_prior=Router.load().config.training_accuracy)
+    estimate = f"{fitted.fitted_on.estimated_accuracy:.4f}"
+    if status == 0:
+        assert (f"estimated accuracy (prior shift, no labels): {estimate}; true accuracy of the "
+                f"{len(labels)} labelled answers {truth}") in captured.out
+    else:
+        assert status == 3 and not (tmp_path / "ps").exists()
+        assert (f"accuracy at {estimate}; the {len(labels)} labelled answers' true accuracy is "
+                f"{truth}") in captured.err
+
+
 @pytest.mark.llm
 def test_ask_with_a_recalibrated_router_and_the_embedded_model(tmp_path, capsys):
     out = tmp_path / "v2-temp"

@@ -31,9 +31,11 @@ from imad.router import DEFAULT_CHECKPOINT, Router
 from training.data import load_questions
 from training.e2e.calls import CallUsage, MeteredChat, open_call_cache, prime_from_corpus
 from training.e2e.config import E2EConfig
+from training.e2e.deferral_run import DEFERRAL_TAU, deferral_section
 from training.e2e.methods import E2E_METHODS, Method
 from training.e2e.report import build_document, write_e2e_report
 from training.evaluation.config import dataset_name
+from training.evaluation.report import to_jsonable
 from training.evaluation.responses import check_questions
 
 
@@ -62,6 +64,10 @@ class QuestionOutcome:
     single_answer: str | None = None
     single_correct: bool | None = None
     p: float | None = None
+    confidence: float | None = None
+    """iMAD: the self-critique's verbal `confidence_initial` (the deferral curve's second gate)."""
+    single_tokens: int | None = None
+    """iMAD: the tokens of the self-critique call alone (the rest of the total is the debate's)."""
 
     @property
     def total_tokens(self) -> int:
@@ -82,6 +88,8 @@ class Answered:
     escalated: bool | None = None
     single_answer: str | None = None
     p: float | None = None
+    confidence: float | None = None
+    single_tokens: int | None = None
 
 
 Runner = Callable[[Question], Answered]
@@ -108,8 +116,9 @@ def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
     if router is None and routed:
         router_path = str(config.router or DEFAULT_CHECKPOINT)
         router = Router.load(router_path)
-    threshold = None if router is None else chosen_threshold(router, config.tau,
-                                                             method="set for this run (--tau)")
+    tau, method = ((DEFERRAL_TAU, "every question escalated (--deferral)") if config.deferral
+                   else (config.tau, "set for this run (--tau)"))
+    threshold = None if router is None else chosen_threshold(router, tau, method=method)
     questions = {dataset_name(d): load_questions(d, data_dir=config.data_dir, limit=config.limit)
                  for d in config.datasets}
     for name, items in questions.items():
@@ -150,6 +159,11 @@ def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
            "methods": {name: prepared.info() for name, prepared in methods.items()},
            "config": config.to_dict()}
     document = build_document(run, outcomes)
+    if config.deferral:
+        document["deferral"] = to_jsonable({
+            name: {method: deferral_section(name, method, rows, Path(config.out))
+                   for method, rows in by_method.items() if E2E_METHODS[method].routed}
+            for name, by_method in outcomes.items()})
     json_path, markdown_path, markdown = write_e2e_report(document, Path(config.out))
     return E2EResult(document, markdown, json_path, markdown_path, outcomes)
 
@@ -204,7 +218,9 @@ def _answer_with_pipeline(pipeline: Pipeline, question: Question) -> Answered:
     critique = result.critique
     return Answered(result.answer, result.debate.messages if result.debate else 0, result.source,
                     result.error, result.escalated,
-                    critique.response.final_answer if critique.ok else "", result.decision.p)
+                    critique.response.final_answer if critique.ok else "", result.decision.p,
+                    critique.response.confidence_initial if critique.ok else None,
+                    critique.total_tokens)
 
 
 def _run_method(label: str, runner: Runner, questions: list[Question], meter: MeteredChat,
@@ -240,4 +256,4 @@ def _outcome(question: Question, answered: Answered, usage: CallUsage) -> Questi
         model_seconds=round(usage.model_seconds, 4), stop=answered.stop, error=error,
         failed_calls=usage.failed_calls, escalated=answered.escalated,
         single_answer=answered.single_answer, single_correct=right(answered.single_answer),
-        p=answered.p)
+        p=answered.p, confidence=answered.confidence, single_tokens=answered.single_tokens)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from imad.constraints import Constraints, InstanceOf, Options, Real, Text, Texts, check_fields
+from imad.constraints import Boolean, Constraints, InstanceOf, Options, Real, Text, Texts, check_fields
 from imad.errors import ConfigError
 from imad.llm.cache import CACHE_MODES
 from training.e2e.methods import E2E_METHODS
@@ -58,6 +58,9 @@ class E2EConfig:
     """Completion limit of the self-critique call (the same as the calibration run's)."""
     confidence_source: str | None = None
     progress: bool = True
+    deferral: bool = False
+    """Run the iMAD methods at τ = 1 (every question escalated, both outcomes recorded) and
+    report deferral curves (`training.e2e.deferral_run`)."""
 
     constraints: ClassVar[Constraints] = {
         **RUN_SETTINGS,
@@ -67,6 +70,7 @@ class E2EConfig:
         "tau": (None, Real(0.0, 1.0)),
         "backend_options": InstanceOf(Mapping),
         "corpus_dir": (None, Text(path=True)),
+        "deferral": Boolean(),
     }
 
     def __post_init__(self) -> None:
@@ -76,6 +80,13 @@ class E2EConfig:
         check_run_settings(self)
         if len(set(self.methods)) != len(self.methods):
             raise ConfigError("methods (--methods)", f"a method is named twice: {self.methods}")
+        if self.deferral and self.tau is not None:
+            raise ConfigError("deferral (--deferral)", "runs the iMAD methods at τ = 1 (every "
+                              "question escalated); drop --tau")
+        if self.deferral and not any(E2E_METHODS[m].routed for m in self.methods):
+            routed = [name for name, method in E2E_METHODS.items() if method.routed]
+            raise ConfigError("deferral (--deferral)", f"needs an iMAD method ({', '.join(routed)}) "
+                              f"in --methods; got {', '.join(self.methods)}")
         from imad.debate import make_config
 
         for backend, fields in self.backend_options.items():

@@ -15,6 +15,7 @@ from typing import Any
 
 from imad.constraints import settable_fields
 from imad.debate.base import AgentConfig
+from training.e2e.deferral_run import render_deferral
 from training.e2e.methods import FULL_MAD, TOKEN_GOAL
 from training.e2e.metrics import (
     DECISIONS,
@@ -127,6 +128,8 @@ def render_e2e_markdown(document: Mapping[str, Any]) -> str:
     for name, data in document["datasets"].items():
         lines += _dataset_section(name, data, methods)
     lines += _mean_section(document)
+    if document.get("deferral"):
+        lines += render_deferral(document["deferral"])
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""Reliability diagrams (SPEC §10): one PNG per dataset, one panel per scorer.
+"""Reliability diagrams (SPEC §10): one PNG per dataset, one panel per scorer; and deferral plots.
 
 Each panel shows, for the 15 equal-width bins of p that hold answers, the accuracy of the
 answers in the bin (bars), the bin's mean p (red tick) and the gap between them (red line),
@@ -21,6 +21,8 @@ from training.metrics import N_BINS, bin_indices, calibration_bins, expected_cal
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from training.evaluation.deferral import DeferralCurve
 
 PANEL_SIZE_IN = 4.0
 DPI = 100
@@ -80,6 +82,25 @@ def save_reliability_diagram(path: Path, title: str, labels: np.ndarray,
                              titles: Mapping[str, str] | None = None) -> Path:
     """Draw and write the PNG (a fixed size: `PANEL_SIZE_IN` × `DPI` pixels per panel)."""
     figure = reliability_figure(title, labels, probabilities, tau, titles)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
+    return path
+
+
+def save_deferral_plot(path: Path, title: str, curves: Mapping[str, DeferralCurve],
+                       titles: Mapping[str, str] | None = None) -> Path:
+    """Two panels, accuracy and tokens/question against the escalation rate, one line per gate."""
+    figure = _figure_class()(figsize=(PANEL_SIZE_IN * 2, PANEL_SIZE_IN), dpi=DPI,
+                             layout="constrained")
+    accuracy_ax, tokens_ax = figure.subplots(1, 2)
+    for name, curve in curves.items():
+        label = f"{(titles or {}).get(name, name)} (AUC {curve.area:.3f})"
+        accuracy_ax.plot(curve.rate, curve.accuracy, label=label)
+        tokens_ax.plot(curve.rate, curve.tokens, label=label)
+    accuracy_ax.set(xlim=(0, 1), xlabel="escalation rate", ylabel="accuracy of final answers")
+    tokens_ax.set(xlim=(0, 1), xlabel="escalation rate", ylabel="tokens per question")
+    accuracy_ax.legend(loc="best", fontsize=7)
+    figure.suptitle(title)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
     return path

@@ -31,6 +31,7 @@ from training.e2e.metrics import DECISIONS, TRANSITIONS
 from training.e2e.paper_table3 import SPEC_SOURCE
 from training.e2e.report import E2E_JSON_FILE, E2E_MARKDOWN_FILE
 from training.evaluate import main, parse_backend_options
+from training.evaluation.deferral import deferral_curves, outcomes
 from training.evaluation.responses import collect_responses
 
 FIXTURE_DATA = Path(__file__).resolve().parents[2] / "fixtures" / "datasets"
@@ -379,3 +380,84 @@ def test_real_model_two_medqa_questions(embedded_model, fixture_data_dir, tmp_pa
                                              supports_logprobs=embedded_model.supports_logprobs),
                           router=router)
     assert replay.document["datasets"] == first.document["datasets"]
+
+
+def test_deferral_escalates_every_question_and_draws_the_curves(tmp_path, questions):
+    """--deferral: τ = 1, so each record holds the self-critique's and the debate's outcome;
+    single answers right on 1, 2 and debates right on 1, 3, 4 (the agents outvote agent 0)."""
+    result = evaluate_e2e(config(tmp_path, methods=("imad_acemad",), deferral=True),
+                          model=scripted(questions), router=table_router(questions))
+    answers = result.document["datasets"]["medqa"]["answers"]["imad_acemad"]
+    assert result.document["router"]["tau"] == 1.0
+    assert [a["escalated"] for a in answers] == [True] * 4
+    assert [a["single_correct"] for a in answers] == [True, True, False, False]
+    assert [a["correct"] for a in answers] == [True, False, True, True]
+    assert [a["confidence"] for a in answers] == [0.95, 0.95, 0.40, 0.40]
+    assert all(0 < a["single_tokens"] < a["total_tokens"] for a in answers)
+    section = result.document["deferral"]["medqa"]["imad_acemad"]
+    assert (section["used"], section["left_out"]) == (4, 0)
+    assert section["single_accuracy"] == 0.5 and section["debate_accuracy"] == 0.75
+    curves = section["curves"]
+    # oracle: q3, q4 first (+1 each), then q1, q2 tied (0, −1): by hand
+    assert curves["oracle"]["accuracy"] == pytest.approx([0.5, 0.75, 1.0, 0.875, 0.75])
+    assert curves["oracle"]["area"] == pytest.approx(0.8125)  # (0.625 + 0.875 + 0.9375 + 0.8125)/4
+    assert curves["random"]["accuracy"] == pytest.approx([0.5, 0.5625, 0.625, 0.6875, 0.75])
+    data = outcomes([a["single_correct"] for a in answers], [a["single_tokens"] for a in answers],
+                    [a["correct"] for a in answers],
+                    [a["total_tokens"] - a["single_tokens"] for a in answers])
+    expected = deferral_curves(data, [a["p"] for a in answers], [a["confidence"] for a in answers])
+    for gate, curve in expected.items():
+        assert curves[gate]["accuracy"] == pytest.approx(curve.accuracy.tolist())
+        assert curves[gate]["tokens_per_question"] == pytest.approx(curve.tokens.tolist())
+        assert curves[gate]["area"] == pytest.approx(curve.area)
+    assert curves["random"]["tokens_per_question"][-1] == pytest.approx(
+        sum(a["total_tokens"] for a in answers) / 4)
+    assert (tmp_path / "out" / section["plot"]).read_bytes()[:4] == b"\x89PNG"
+    assert "## Deferral curves" in result.markdown and "| oracle (wrong first) | 0.812 |" in \
+        result.markdown
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--tau", "0.5"], "deferral (--deferral): runs the iMAD methods at τ = 1"),
+    (["--methods", "cot"], "deferral (--deferral): needs an iMAD method"),
+])
+def test_deferral_refuses_what_it_cannot_draw(arguments, message, capsys):
+    assert main(["--e2e", "--deferral", "--dataset", "medqa", *arguments]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_deferral_replays_the_recorded_real_run(tmp_path, data_dir, capsys):
+    """The embedded model's recorded MedQA run (tests/fixtures/deferral): replayed through the
+    command, the questions with both outcomes make the curves; each curve is the deferral
+    module's on the replayed records, and the end points are the single and debate accuracy."""
+    import shutil
+
+    from imad.llm.local_gguf import DEFAULT_MODEL_ID
+
+    if data_dir.name != "datasets" or not (data_dir / "medqa" / "test_4options.jsonl").is_file():
+        pytest.skip("needs the shared MedQA test set the run was recorded on")
+    cache = tmp_path / "calls.sqlite"
+    shutil.copy(Path(__file__).resolve().parents[2] / "fixtures" / "deferral"
+                / "smollm2-medqa-calls.sqlite", cache)
+    assert main(["--e2e", "--deferral", "--dataset", "medqa", "--limit", "20", "--methods",
+                 "imad_acemad", "--backend-option", "acemad.n_agents=2", "--backend-option",
+                 "acemad.n_rounds=1", "--e2e-cache", str(cache), "--e2e-cache-mode", "replay",
+                 "--data-dir", str(data_dir), "--out", str(tmp_path / "out"), "--no-progress",
+                 "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["llm"]["model_id"] == DEFAULT_MODEL_ID
+    section = document["deferral"]["medqa"]["imad_acemad"]
+    assert (section["questions"], section["used"], section["left_out"]) == (20, 5, 15)
+    answers = [a for a in document["datasets"]["medqa"]["answers"]["imad_acemad"]
+               if a["error"] is None and a["escalated"] and a["confidence"] is not None]
+    assert len(answers) == 5
+    data = outcomes([a["single_correct"] for a in answers], [a["single_tokens"] for a in answers],
+                    [a["correct"] for a in answers],
+                    [a["total_tokens"] - a["single_tokens"] for a in answers])
+    expected = deferral_curves(data, [a["p"] for a in answers], [a["confidence"] for a in answers])
+    for gate, curve in expected.items():
+        assert section["curves"][gate]["accuracy"] == pytest.approx(curve.accuracy.tolist())
+        assert section["curves"][gate]["accuracy"][0] == pytest.approx(section["single_accuracy"])
+        assert section["curves"][gate]["accuracy"][-1] == pytest.approx(section["debate_accuracy"])
+    assert (tmp_path / "out" / section["plot"]).is_file()
