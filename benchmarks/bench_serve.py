@@ -130,7 +130,8 @@ class Server:
                         "--llm", f"openai:stub@{upstream_url}/v1?max_retries=0", *flags]
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+                                            env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                                filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))})
         self.url = f"http://127.0.0.1:{self.port}"
         self.psutil = psutil.Process(self.process.pid)
 

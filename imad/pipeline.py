@@ -123,7 +123,8 @@ class Pipeline:
                  featurizer: Featurizer | None = None) -> None:
         if tau is not None:
             threshold = FixedThreshold(tau, source="request", method="set for this pipeline (--tau)")
-            router = router.with_threshold(threshold.tau, threshold.method)
+            if (router.tau, router.tau_method) != (threshold.tau, threshold.method):  # a copy costs ms
+                router = router.with_threshold(threshold.tau, threshold.method)
         if ood_policy is not None and ood_policy != router.ood_policy:
             router = router.with_ood_policy(ood_policy)
         self.tau_source = "checkpoint" if tau is None else "request"

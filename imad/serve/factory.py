@@ -8,6 +8,8 @@ each request its own `UpstreamWatch` around the shared model.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,9 @@ from imad.serve.model_names import SERVE_BACKENDS, ModelChoice
 
 if TYPE_CHECKING:
     from imad.router.featurize import Featurizer
+
+MAX_CACHED_THRESHOLDS = 64
+"""τ values whose router copy is kept (model names may carry any τ, so the cache is bounded)."""
 
 WARM_UP_RESPONSE = CritiqueResponse(
     initial_answer="yes", initial_reasoning="It has answered a request before.",
@@ -39,6 +44,12 @@ class PipelineFactory:
     model: ChatModel
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # The router at each requested τ, built once: copying a router (its network and OOD
+        # statistics) took a third of a kept request's CPU when every pipeline made its own.
+        self._tau_routers: OrderedDict[float, Router] = OrderedDict()
+        self._tau_lock = threading.Lock()
+
     @classmethod
     def from_specs(cls, *, router: str | Path | None = None, llm: str = "local",
                    backend_options: dict[str, dict[str, Any]] | None = None) -> PipelineFactory:
@@ -52,9 +63,26 @@ class PipelineFactory:
         """The pipeline for `choice`, calling `model` (default: the shared one), deciding with
         the model name's `budget` if the server keeps one, extracting features with `featurizer`
         (default: one extraction per request)."""
-        return Pipeline(self.router, model if model is not None else self.model, choice.backend,
-                        tau=choice.tau, backend_options=dict(self.backend_options.get(choice.backend, {})),
+        return Pipeline(self.router_for(choice.tau), model if model is not None else self.model,
+                        choice.backend, tau=choice.tau, backend_options=dict(self.backend_options.get(choice.backend, {})),
                         budget=budget, featurizer=featurizer)
+
+    def router_for(self, tau: float | None) -> Router:
+        """The shared router already set to `tau` the way `Pipeline` sets it (None: as loaded),
+        so a request's pipeline need not copy it; the last `MAX_CACHED_THRESHOLDS` τ are kept."""
+        if tau is None:
+            return self.router
+        with self._tau_lock:
+            router = self._tau_routers.get(tau)
+            if router is not None:
+                self._tau_routers.move_to_end(tau)
+                return router
+        router = Pipeline(self.router, self.model, "acemad", tau=tau).router
+        with self._tau_lock:
+            self._tau_routers[tau] = router
+            while len(self._tau_routers) > MAX_CACHED_THRESHOLDS:
+                self._tau_routers.popitem(last=False)
+        return router
 
     def prepare(self, ood_policy: str | None = None) -> None:
         """Apply the server's `ood_policy` to the shared router, build every servable back-end
@@ -67,6 +95,8 @@ class PipelineFactory:
         """
         if ood_policy is not None and ood_policy != self.router.ood_policy:
             self.router = self.router.with_ood_policy(ood_policy)  # once, not per request
+            with self._tau_lock:
+                self._tau_routers.clear()  # copies of the router before its policy changed
         for backend in SERVE_BACKENDS:
             self.build(ModelChoice(f"imad-{backend}", backend, None))
         self.router.decide("Is the server warm?", WARM_UP_RESPONSE)

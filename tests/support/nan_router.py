@@ -20,6 +20,9 @@ class NaNRouter:
     def confidence_source(self) -> str:
         return self.inner.confidence_source
 
+    tau = property(lambda self: self.inner.tau)
+    tau_method = property(lambda self: self.inner.tau_method)
+
     def with_threshold(self, tau, how):
         return self
 
