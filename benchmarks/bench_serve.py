@@ -32,7 +32,6 @@ import asyncio
 import os
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -128,10 +127,10 @@ class Server:
         self.log = workdir / f"serve-{self.port}.log"
         self.command = [sys.executable, "-m", "imad.cli.main", "serve", "--port", str(self.port),
                         "--llm", f"openai:stub@{upstream_url}/v1?max_retries=0", *flags]
+        path = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                            env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                                                filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))})
+                                            env={**os.environ, "PYTHONPATH": path})
         self.url = f"http://127.0.0.1:{self.port}"
         self.psutil = psutil.Process(self.process.pid)
 
@@ -188,7 +187,9 @@ class Row:
 
     def percentile_ms(self, q: float) -> float:
         ordered = sorted(self.latencies_s)
-        return 1000 * ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
+        if not ordered:
+            return float("nan")
+        return 1000 * ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
     @property
     def rate(self) -> float:

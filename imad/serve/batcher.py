@@ -7,8 +7,8 @@ batcher thread takes the first waiting job, collects more until `max_batch` are 
 `featurize.extract_batch` per schema version. The window is not waited out once the batch holds
 every caller that could still come (`expected()`, the server's running pipelines): a lone
 request never waits for company. While a batch runs, the next one fills up by itself, so under
-load batches grow without any extra wait. Debate calls of other requests never wait for it: only featurization goes through
-this thread. Features are bit-identical to one-by-one extraction (`features.extract` is a batch
+load batches grow without any extra wait. Debate calls of other requests never wait for it:
+only featurization goes through this thread. Features are bit-identical to one-by-one extraction (`features.extract` is a batch
 of one; tests/serve/test_batcher.py checks it). A batch that fails is extracted again one job at
 a time, so each caller gets its own vector or its own error.
 """

@@ -64,7 +64,8 @@ class PipelineFactory:
         the model name's `budget` if the server keeps one, extracting features with `featurizer`
         (default: one extraction per request)."""
         return Pipeline(self.router_for(choice.tau), model if model is not None else self.model,
-                        choice.backend, tau=choice.tau, backend_options=dict(self.backend_options.get(choice.backend, {})),
+                        choice.backend, tau=choice.tau,
+                        backend_options=dict(self.backend_options.get(choice.backend, {})),
                         budget=budget, featurizer=featurizer)
 
     def router_for(self, tau: float | None) -> Router:
