@@ -128,7 +128,10 @@ class OpenAICompatibleChat:
                 if self.api_key:
                     headers["Authorization"] = f"Bearer {self.api_key}"
                 timeout = httpx.Timeout(self.timeout, connect=self.connect_timeout)
-                limits = httpx.Limits(max_connections=self.max_concurrency)
+                # Every slot keeps its connection: httpx keeps only 20 alive by default, so a
+                # client of 32 slots would open and close connections under steady load.
+                limits = httpx.Limits(max_connections=self.max_concurrency,
+                                      max_keepalive_connections=self.max_concurrency)
                 self._client = httpx.Client(base_url=self.base_url, headers=headers,
                                             timeout=timeout, limits=limits)
             return self._client

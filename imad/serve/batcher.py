@@ -4,10 +4,11 @@ Each request's pipeline runs in its own worker thread and calls the batcher as i
 (`imad.router.featurize.Featurizer`); the call blocks that thread until its batch is done. One
 batcher thread takes the first waiting job, collects more until `max_batch` are waiting or
 `window_s` has passed, whichever comes first, and extracts them with one
-`featurize.extract_batch` per schema version. While a batch runs, the next one fills up by
-itself, so under load batches grow without any extra wait; a single request pays at most
-`window_s`. Debate calls of other requests never wait for it: only featurization goes through
-this thread. Features are bit-identical to one-by-one extraction (`features.extract` is a batch
+`featurize.extract_batch` per schema version. The window is not waited out once the batch holds
+every caller that could still come (`expected()`, the server's running pipelines): a lone
+request never waits for company. While a batch runs, the next one fills up by itself, so under
+load batches grow without any extra wait. Debate calls of other requests never wait for it:
+only featurization goes through this thread. Features are bit-identical to one-by-one extraction (`features.extract` is a batch
 of one; tests/serve/test_batcher.py checks it). A batch that fails is extracted again one job at
 a time, so each caller gets its own vector or its own error.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +27,7 @@ from imad.critique.schema import CritiqueResponse
 from imad.router import featurize
 
 DEFAULT_MAX_BATCH = 64
-DEFAULT_WINDOW_S = 0.001
+DEFAULT_WINDOW_S = 0.005
 
 
 @dataclass
@@ -41,9 +43,12 @@ class _Job:
 class FeatureBatcher:
     """A featurizer that batches the calls of concurrent threads (see the module docstring)."""
 
-    def __init__(self, *, max_batch: int = DEFAULT_MAX_BATCH, window_s: float = DEFAULT_WINDOW_S) -> None:
+    def __init__(self, *, max_batch: int = DEFAULT_MAX_BATCH, window_s: float = DEFAULT_WINDOW_S,
+                 expected: Callable[[], int] | None = None) -> None:
+        """`expected`: how many callers may be featurizing now (None: unknown, always wait)."""
         self.max_batch = max_batch
         self.window_s = window_s
+        self.expected = expected
         self.batch_sizes: list[int] = []
         """Size of each batch extracted so far (for tests and benchmarks)."""
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
@@ -88,6 +93,8 @@ class FeatureBatcher:
         batch = [first]
         deadline = time.monotonic() + self.window_s
         while len(batch) < self.max_batch:
+            if self.expected is not None and len(batch) >= self.expected() and self._jobs.empty():
+                break  # nobody else can join this batch: no window to wait out
             try:
                 job = self._jobs.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:

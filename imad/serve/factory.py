@@ -72,6 +72,7 @@ class PipelineFactory:
         OOD policy."""
         return self.policy_for(ModelChoice(MODEL_PREFIX, SERVE_BACKENDS[0], None))
 
+
     def prepare(self, ood_policy: str | None = None) -> None:
         """Take the server's `ood_policy`, build every servable back-end once and score one
         made-up answer.
@@ -81,7 +82,8 @@ class PipelineFactory:
         before traffic arrives: its loaders are not locked, so a first burst of concurrent
         requests would otherwise each load spaCy.
         """
-        self.ood_policy = ood_policy
+        if ood_policy is not None:  # None keeps the factory's own (or the checkpoint's)
+            self.ood_policy = ood_policy
         for backend in SERVE_BACKENDS:
             self.build(ModelChoice(f"imad-{backend}", backend, None))
         self.router.score("Is the server warm?", WARM_UP_RESPONSE)

@@ -52,7 +52,7 @@ class PipelineRunner:
         self.timeout_s = settings.request_timeout_s
         self.limiter = AdmissionQueue(settings.max_concurrency, settings.queue_limit,
                                       settings.queue_timeout_s, settings.retry_after_s)
-        self.featurizer = FeatureBatcher()
+        self.featurizer = FeatureBatcher(expected=lambda: self.limiter.in_use)
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
                                             thread_name_prefix="imad-serve")
 

@@ -79,3 +79,31 @@ def test_after_close_calls_extract_in_their_own_thread():
     batcher = FeatureBatcher()
     batcher.close()
     assert np.array_equal(batcher("Why?", response(2), 2), featurize.extract("Why?", response(2), 2))
+
+
+def test_a_lone_caller_does_not_wait_out_the_window():
+    # An hour's window would hang this call if the batcher waited for company that cannot come.
+    batcher = FeatureBatcher(window_s=3600, expected=lambda: 1)
+    result: list[np.ndarray] = []
+    caller = threading.Thread(target=lambda: result.append(batcher("Why?", response(3), 2)))
+    caller.start()
+    caller.join(120)  # bounds a broken test only
+    batcher.close()
+    assert batcher.batch_sizes == [1]
+    assert np.array_equal(result[0], featurize.extract("Why?", response(3), 2))
+
+
+def test_the_window_waits_for_callers_that_are_still_expected():
+    # Two pipelines running: whichever caller comes first, its batch waits for the other one.
+    batcher = FeatureBatcher(window_s=3600, expected=lambda: 2)
+    vectors: dict[int, np.ndarray] = {}
+    first = threading.Thread(target=lambda: vectors.update({1: batcher("Why 1?", response(1), 2)}))
+    first.start()
+    second = threading.Thread(target=lambda: vectors.update({2: batcher("Why 2?", response(2), 2)}))
+    second.start()
+    for thread in (first, second):
+        thread.join(120)
+    batcher.close()
+    assert batcher.batch_sizes == [2]
+    for index in (1, 2):
+        assert np.array_equal(vectors[index], featurize.extract(f"Why {index}?", response(index), 2))
