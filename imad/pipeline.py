@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from imad import tracing
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.debate import DebateBackend, DebateResult, create_backend
 from imad.errors import ConfigError, DebateError, LLMError
@@ -148,6 +149,7 @@ class Pipeline:
         return cls(Router.load(router), chat_model_from_spec(llm), backend, tau=tau, budget=budget,
                    ood_policy=ood_policy)
 
+    @tracing.traced_answer
     def answer(self, question: Question | str) -> PipelineAnswer:
         """Answer one question; never raises for a bad LLM answer (see the module docstring)."""
         if isinstance(question, str):

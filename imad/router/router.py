@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from imad import tracing
 from imad.errors import CheckpointError, CritiqueParseError, FeatureError
 from imad.router.calibrators import Calibrator
 from imad.router.card import render_model_card
@@ -227,6 +228,7 @@ class Router:
         ood_score = None if self._ood is None else float(self._ood.score(scaled[:1])[0])
         return float(p[0]), float(u[0]), cues, ood_score
 
+    @tracing.traced_decision
     def decide(
         self,
         question: Question | str,
@@ -259,7 +261,8 @@ class Router:
 
         text = question if isinstance(question, str) else question.text
         extract = featurize.extract if featurizer is None else featurizer
-        vector = extract(text, response, self.feature_schema_version).reshape(1, -1)
+        with tracing.features_span(self.feature_schema_version, len(self.feature_names)):
+            vector = extract(text, response, self.feature_schema_version).reshape(1, -1)
         p, u, cues, ood_score = self._explained(vector)
         if not (math.isfinite(p) and math.isfinite(u)):
             tau, source = self._unscored_tau(budget, tau_source)
