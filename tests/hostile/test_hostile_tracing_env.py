@@ -75,7 +75,8 @@ def test_grpc_without_its_exporter_names_the_package():
 
 
 def test_an_endpoint_alone_means_otlp_over_http():
-    assert tracing.exporter_names({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}) == ["otlp_proto_http"]
+    endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+    assert tracing.exporter_names(endpoint) == ["otlp_proto_http"]
     assert tracing.exporter_names({"OTEL_TRACES_EXPORTER": "console, otlp"}) == ["console", "otlp_proto_http"]
     provider = tracing.provider_from_environment({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
                                                   "OTEL_BSP_MAX_QUEUE_SIZE": "2147483647"})
