@@ -237,3 +237,111 @@ def test_imad_and_its_pipeline_import_no_opentelemetry_module():
 def test_tracing_is_off_with_the_api_s_default_provider():
     _reset_global_provider()
     assert tracing.tracer() is None and tracing.span("x") is tracing.NO_SPAN
+
+
+class _Collector:
+    """A loopback OTLP/HTTP receiver: keeps the body of every POST to /v1/traces."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.bodies: list[bytes] = []
+        collector = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.path == "/v1/traces":
+                    collector.bodies.append(body)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def spans(self) -> list[tuple[str, str, dict]]:
+        """(service name, span name, attributes) of every span received."""
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+        found = []
+        for body in self.bodies:
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(body)
+            for resource in request.resource_spans:
+                service = {a.key: a.value.string_value for a in resource.resource.attributes}["service.name"]
+                for scope in resource.scope_spans:
+                    for span in scope.spans:
+                        attributes = {a.key: a.value for a in span.attributes}
+                        found.append((service, span.name, attributes))
+        return found
+
+
+@pytest.mark.slow
+def test_imad_serve_exports_its_spans_by_otlp_to_the_endpoint_in_the_environment(tmp_path):
+    """A real `imad serve` process configured only by OTEL_* variables, a real OTLP receiver."""
+    import os
+    import signal
+    import time
+
+    from imad.critique.call import SelfCritique
+    from imad.llm.cache import CachedChat
+    from imad.question import Question
+    from tests.conftest import REPO_ROOT
+    from tests.support.servers import free_port
+
+    cache = CachedChat(ScriptedChat(echo_respond, model_id="echo"), tmp_path / "calls.sqlite")
+    assert SelfCritique(cache).run(Question(tagged_question(5))).ok
+    cache.close()
+    router = make_router().save(tmp_path / "router")
+    collector = _Collector()
+    collector.thread.start()
+    port = free_port()
+    command = [sys.executable, "-m", "imad.cli.main", "serve", "--router", str(router), "--llm",
+               f"cached:{tmp_path / 'calls.sqlite'}::openai:echo@http://127.0.0.1:9/v1?max_retries=0",
+               "--tau", "0", "--port", str(port)]
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint,
+           "OTEL_SERVICE_NAME": "imad-otlp-test", "OTEL_BSP_SCHEDULE_DELAY": "100"}
+    env.pop("OTEL_TRACES_EXPORTER", None)
+    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, process.stderr.read()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "imad serve did not start within 120 s"
+            time.sleep(0.2)
+        response = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", timeout=60,
+                              json={"model": "imad", "messages": [{"role": "user",
+                                                                   "content": tagged_question(5)}]})
+        assert response.status_code == 200, response.text
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)  # the provider flushes its batch at exit
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        collector.server.shutdown()
+    received = collector.spans()
+    assert {service for service, _, _ in received} == {"imad-otlp-test"}
+    names = [name for _, name, _ in received]
+    for expected in ("imad.request", "imad.answer", "chat echo", "imad.features"):
+        assert expected in names, names
+    [request] = [attributes for _, name, attributes in received if name == "imad.request"]
+    assert request["imad.request_id"].string_value == response.headers["X-Request-Id"]
+    assert request["http.response.status_code"].int_value == 200
+    [chat] = [attributes for _, name, attributes in received if name == "chat echo"]
+    assert chat["gen_ai.provider.name"].string_value == "openai"
+    assert chat["gen_ai.operation.name"].string_value == "chat"
