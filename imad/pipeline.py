@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from imad import tracing
 from imad.constraints import Integer, check_value
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.debate import DebateBackend, DebateResult, create_backend
@@ -134,16 +135,14 @@ class Pipeline:
 
         return cls(Router.load(router), chat_model_from_spec(llm), backend, policy=policy)
 
+    @tracing.traced_answer
     def answer(self, question: Question | str) -> PipelineAnswer:
         """Answer one question; never raises for a bad LLM answer (see the module docstring)."""
         if isinstance(question, str):
             question = Question(question)
         critique = self.critique.run(question)
         trace = [_critique_call(critique)]
-        score = self.router.score(
-            question, critique.response if critique.ok else None, featurizer=self.featurizer,
-            parse_error=None if critique.ok else f"{critique.status}: {critique.error}")
-        decision = self.policy.decide(score)  # τ and its source are chosen here, once
+        decision = self._decide(question, critique)
         if not decision.escalate:
             return PipelineAnswer(question, critique.response.final_answer, "single_agent", decision,
                                   critique, trace=tuple(trace))
@@ -157,6 +156,15 @@ class Pipeline:
         trace += _debate_calls(debate)
         return PipelineAnswer(question, debate.final_answer, "debate", decision, critique, debate,
                               trace=tuple(trace))
+
+    @tracing.traced_decision
+    def _decide(self, question: Question, critique: CritiqueResult) -> RouterDecision:
+        """Score the self-critique and decide with the policy (τ and its source are chosen
+        there, once); one `imad.decision` span holding the features' span."""
+        score = self.router.score(
+            question, critique.response if critique.ok else None, featurizer=self.featurizer,
+            parse_error=None if critique.ok else f"{critique.status}: {critique.error}")
+        return self.policy.decide(score)
 
     def answer_batch(self, questions: Sequence[Question | str], *, max_concurrency: int = 1,
                      progress: bool = False) -> list[PipelineAnswer]:

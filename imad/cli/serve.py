@@ -120,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     require_serve_dependencies()
+    from imad import tracing
+
+    tracing.configure_from_environment()  # OTEL_* variables; a bad one is an error before binding
     from imad.serve.logs import configure_logging, log_event
     from imad.serve.server import bind_socket, serve, serve_workers
     from imad.serve.upstream import spec_with_concurrency

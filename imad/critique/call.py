@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from imad import tracing
 from imad.critique.parser import parse_critique
 from imad.critique.prompts import PROMPT_VERSION, critique_messages
 from imad.critique.schema import DEFAULT_MAX_TEXT_CHARS, CritiqueResponse, response_schema
@@ -119,6 +120,7 @@ class SelfCritique:
                 "json_schema": self.model.supports_json_schema, "max_text_chars": self.max_text_chars,
                 "logprobs": self.wants_logprobs}
 
+    @tracing.traced_critique
     def run(self, question: Question) -> CritiqueResult:
         """One call; failures come back as a result with a status, never as an exception.
 

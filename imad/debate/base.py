@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
+from imad import tracing
 from imad.constraints import (
     MAX_COMPLETION_TOKENS,
     MAX_SEED,
@@ -152,6 +153,7 @@ class DebateBackend(ABC, Generic[ConfigT]):
         self.model = model
         self.config: ConfigT = config
 
+    @tracing.traced_debate
     def run(self, question: Question,
             seed_response: CritiqueResponse | None = None) -> DebateResult:
         """Debate `question`; `seed_response` stands in for one agent's opening."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from imad import tracing
 from imad.debate.result import DebateCall
 from imad.errors import DebateError, TruncatedResponseError
 from imad.llm.types import ChatModel, ChatRequest, ChatResponse
@@ -61,6 +62,7 @@ class CallRecorder:
     def run(self, specs: Sequence[CallSpec]) -> list[CallOutcome]:
         if not specs:
             return []
+        tracing.debate_round(specs[0].round)
         replies = self.model.chat_batch([spec.request for spec in specs])
         if len(replies) != len(specs):
             raise DebateError(f"model {self.model.model_id!r} returned {len(replies)} replies "
@@ -98,4 +100,5 @@ class CallRecorder:
             messages_in=spec.messages_in, latency_s=response.latency_s if response else 0.0,
             error=outcome.error,
         ))
+        tracing.debate_call(self.model, spec.request, self.trace[-1])
         return outcome

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from imad import tracing
 from imad.errors import CheckpointError, CritiqueParseError, FeatureError
 from imad.router.calibrators import Calibrator
 from imad.router.card import render_model_card
@@ -238,7 +239,8 @@ class Router:
 
         text = question if isinstance(question, str) else question.text
         extract = featurize.extract if featurizer is None else featurizer
-        vector = extract(text, response, self.feature_schema_version).reshape(1, -1)
+        with tracing.features_span(self.feature_schema_version, len(self.feature_names)):
+            vector = extract(text, response, self.feature_schema_version).reshape(1, -1)
         p, raw, u, cues, ood_score = self._explained(vector)
         threshold = None if self._ood is None else self._ood.threshold
         if not (math.isfinite(p) and math.isfinite(u)):
@@ -256,6 +258,7 @@ class Router:
 
         return Policy(checkpoint_threshold(self), ood_policy=self.config.ood_policy)
 
+    @tracing.traced_decision
     def decide(
         self,
         question: Question | str,

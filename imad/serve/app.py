@@ -42,7 +42,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
-from imad import __version__
+from imad import __version__, tracing
 from imad.errors import ServeError
 from imad.serve.auth import check_bearer
 from imad.serve.factory import PipelineFactory
@@ -182,8 +182,10 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
             fields["question_chars"] = len(question.text) + len(question.context)
             if settings.log_prompts:
                 fields["question"] = question.text
-            answer = await runner.answer(question, choice, request_id=completion_id,
-                                         disconnected=lambda: wait_for_disconnect(request))
+            answer = await tracing.traced_request(
+                runner.answer(question, choice, request_id=completion_id,
+                              disconnected=lambda: wait_for_disconnect(request)),
+                model=model_name, request_id=completion_id)
         except (ClientDisconnect, ClientDisconnected) as error:
             stage = "sending its request" if isinstance(error, ClientDisconnect) else "waiting for its answer"
             log_event("client_disconnected", level=logging.WARNING, status=CLIENT_CLOSED_REQUEST,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from imad import tracing
 from imad.critique.schema import CritiqueResponse
 from imad.router import featurize
 
@@ -37,6 +38,7 @@ class _Job:
     schema_version: int
     done: threading.Event = field(default_factory=threading.Event)
     vector: np.ndarray | None = None
+    batch_size: int = 0
     error: BaseException | None = None
 
 
@@ -64,6 +66,7 @@ class FeatureBatcher:
                 return featurize.extract(question, response, schema_version)
             self._jobs.put(job)
         job.done.wait()
+        tracing.annotate({"imad.features.batch_size": job.batch_size})
         if job.error is not None:
             raise job.error
         assert job.vector is not None  # set with done unless error is
@@ -106,6 +109,8 @@ class FeatureBatcher:
 
     def _extract(self, batch: list[_Job]) -> None:
         self.batch_sizes.append(len(batch))
+        for job in batch:
+            job.batch_size = len(batch)
         for version in sorted({job.schema_version for job in batch}):
             jobs = [job for job in batch if job.schema_version == version]
             try:

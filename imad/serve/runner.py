@@ -16,6 +16,7 @@ counted in exactly one outcome of the server's metrics (`imad.serve.outcomes`).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -105,7 +106,9 @@ class PipelineRunner:
         try:
             budget = None if self.budgets is None else self.budgets.budget_for(choice)
             pipeline = self.factory.build(choice, model, budget=budget, featurizer=self.featurizer)
-            future = self._executor.submit(self._work, pipeline, question, request_id)
+            # the worker runs in this request's context, so its spans are the request span's children
+            future = self._executor.submit(contextvars.copy_context().run, self._work, pipeline,
+                                           question, request_id)
         except BaseException:
             self.limiter.release()
             self.report_load()

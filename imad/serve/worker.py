@@ -13,6 +13,7 @@ import json
 import os
 from typing import Any
 
+from imad import tracing
 from imad.errors import ConfigError
 from imad.serve.server import WORKER_CONFIG_ENV, use_one_torch_thread
 from imad.serve.settings import ServeSettings
@@ -32,6 +33,7 @@ def app_from_environment() -> Any:
     config = json.loads(text)
     configure_logging(config["log_level"])
     use_one_torch_thread()
+    tracing.configure_from_environment()
     settings = ServeSettings(api_key=api_key_from_env(config["api_key_env"]), **config["settings"])
     factory = PipelineFactory.from_specs(router=config["router"], llm=config["llm"])
     return create_app(settings, factory)
