@@ -46,15 +46,17 @@ class _Plain:
 
 @dataclass(frozen=True)
 class Integer(_Plain):
-    """An integer in [minimum, MAX_COUNT] (a count by default)."""
+    """An integer in [minimum, maximum] (a count by default)."""
 
     minimum: int = 0
+    maximum: int = MAX_COUNT
 
     def read(self, value: Any, key: str) -> int:
         value = _python_scalar(value)
         if not isinstance(value, int) or isinstance(value, bool) \
-                or not self.minimum <= value <= MAX_COUNT:
-            raise ConfigError(key, f"must be an integer from {self.minimum} to 10^12, got "
+                or not self.minimum <= value <= self.maximum:
+            top = "10^12" if self.maximum == MAX_COUNT else f"{self.maximum:,}"
+            raise ConfigError(key, f"must be an integer from {self.minimum} to {top}, got "
                               f"{show(value)}")
         return value
 

@@ -36,7 +36,7 @@ from imad.router.record_schema import (
 )
 
 COUNT = Integer()
-SEED = Integer()
+SEED = Integer(maximum=2**32 - 1)  # numpy's and scikit-learn's seed range
 TEXT = Text()
 TEXTS = ListOf(TEXT)
 PROBABILITY = Number(0.0, 1.0)

@@ -47,8 +47,8 @@ def _config(key: str, literal: str) -> str:
 
 
 TRAINING_CASES = [
-    ("training a list", '["config"]', "training record's config must be a JSON object"),
-    ("training.config a string", '{"config": "x"}', "training record's config must be a JSON object"),
+    ("training a list", '["config"]', "invalid training: must be a JSON object"),
+    ("training.config a string", '{"config": "x"}', "invalid training.config: must be a JSON object"),
     ("validation_fraction 'abc'", _config("validation_fraction", '"abc"'), "validation_fraction"),
     ("validation_fraction NaN", _config("validation_fraction", "NaN"), "validation_fraction"),
     ("validation_fraction 2.0", _config("validation_fraction", "2.0"), "validation_fraction"),

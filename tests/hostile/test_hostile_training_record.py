@@ -75,7 +75,9 @@ CASES: list[tuple[str, Any, str]] = [
     ("training.config.split_seed", True, "training.config.split_seed: must be an integer"),
     ("training.config.split_seed", Raw(HUGE), "is not valid JSON (an integer of 401 digits"),
     ("training.config.split_seed", 2**70, "training.config.split_seed: must be an integer from 0 "
-                                          "to 10^12"),
+                                          "to 4,294,967,295"),
+    ("training.config.split_seed", 2**32, "training.config.split_seed: must be an integer from 0 "
+                                          "to 4,294,967,295, got 4294967296"),
     ("data.split.seed", "42", "data.split.seed: must be an integer"),
     ("seed", -1, "invalid seed: must be an integer from 0"),
     ("training.config.corpus", "corpus/x", "training.config.corpus: must be a list"),
