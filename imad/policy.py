@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from imad.constraints import Constraint, Refused
+from imad.constraints import Constraint, Refused, show
 from imad.errors import ConfigError
 from imad.routing_options import OOD_POLICIES
 
@@ -51,14 +51,13 @@ def check_tau(value: object, field: str = "tau") -> float:
     Refuses booleans, strings, NaN, ±inf and integers too large for a float, with a
     `ConfigError` naming `field` (a CLI passes its flag, e.g. "--tau")."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(field, f"must be a number in [0, 1], got {_show(value)}")
+        raise ConfigError(field, f"must be a number in [0, 1], got {show(value)}")
     try:
         tau = float(value)
     except OverflowError:
-        raise ConfigError(field, f"must be a number in [0, 1], got an integer of "
-                                 f"{len(str(abs(value)))} digits") from None
+        raise ConfigError(field, f"must be a number in [0, 1], got {show(value)}") from None
     if not (math.isfinite(tau) and 0.0 <= tau <= 1.0):
-        raise ConfigError(field, f"must be a number in [0, 1], got {_show(value)}")
+        raise ConfigError(field, f"must be a number in [0, 1], got {show(value)}")
     return tau
 
 
@@ -97,7 +96,7 @@ class FixedThreshold:
         check_fixed_source(self.source)
         if not isinstance(self.method, str):
             raise ConfigError("method", f"must be a string saying how τ was chosen, got "
-                                        f"{_show(self.method)}")
+                                        f"{show(self.method)}")
 
     def threshold_for(self, p: float | None) -> tuple[float, str]:
         """τ and its source for an answer scored `p` (None: unscored): always this τ."""
@@ -117,7 +116,7 @@ def check_fixed_source(source: object, field: str = "tau_source") -> str:
     """`source` if a fixed τ may come from it ("checkpoint" or "request")."""
     if not isinstance(source, str) or source not in FIXED_TAU_SOURCES:
         raise ConfigError(field, f"must be one of {', '.join(FIXED_TAU_SOURCES)}, got "
-                                 f"{_show(source)}")
+                                 f"{show(source)}")
     return source
 
 
@@ -136,14 +135,14 @@ class Policy:
     def __post_init__(self) -> None:
         if isinstance(self.rule, type) or not isinstance(self.rule, ThresholdRule):
             raise ConfigError("rule", f"must be a threshold rule (imad.FixedThreshold or "
-                                      f"imad.TriggerBudget), got {_show(self.rule)}")
+                                      f"imad.TriggerBudget), got {show(self.rule)}")
         if not isinstance(self.ood_policy, str) or self.ood_policy not in OOD_POLICIES:
             raise ConfigError("ood_policy", f"must be one of {', '.join(OOD_POLICIES)}, got "
-                                            f"{_show(self.ood_policy)}")
+                                            f"{show(self.ood_policy)}")
         if isinstance(self.max_cues, bool) or not isinstance(self.max_cues, int) \
                 or not 0 <= self.max_cues <= MAX_CUES_LIMIT:
             raise ConfigError("max_cues", f"must be an integer in [0, {MAX_CUES_LIMIT}], got "
-                                          f"{_show(self.max_cues)}")
+                                          f"{show(self.max_cues)}")
 
     def check_router(self, router: Router) -> None:
         """Refuse a router this policy cannot follow: "escalate" needs OOD statistics."""
@@ -200,7 +199,7 @@ class Policy:
         tau, source = self.rule.threshold_for(p)
         if source not in TAU_SOURCES:
             raise ConfigError("tau_source", f"the rule {type(self.rule).__name__} gave "
-                                            f"{_show(source)}; must be one of {', '.join(TAU_SOURCES)}")
+                                            f"{show(source)}; must be one of {', '.join(TAU_SOURCES)}")
         return check_tau(tau), source
 
 
@@ -238,12 +237,6 @@ def as_policy(router: Router, policy: Policy | ThresholdRule | None) -> Policy:
     if policy is not None and (isinstance(policy, type) or not isinstance(policy, ThresholdRule)):
         raise ConfigError("policy", f"must be an imad.policy.Policy, a threshold rule "
                                     f"(imad.FixedThreshold, imad.TriggerBudget) or None, got "
-                                    f"{_show(policy)}")
+                                    f"{show(policy)}")
     return choose_policy(router, rule=policy)
 
-
-def _show(value: object) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > 40:
-        return f"an integer of {len(str(abs(value)))} digits"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."

@@ -27,6 +27,7 @@ from opentelemetry.util._once import Once  # noqa: E402
 from imad import tracing  # noqa: E402
 from imad.llm.scripted import ScriptedChat  # noqa: E402
 from imad.pipeline import Pipeline  # noqa: E402
+from imad.policy import FixedThreshold  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
 from tests.support.serving import SMALL_DEBATES, echo_factory, echo_respond, tagged_question  # noqa: E402
 
@@ -71,7 +72,7 @@ def disagreeing(request):
 
 
 def pipeline(tau: float) -> Pipeline:
-    return Pipeline(make_router(), ScriptedChat(disagreeing), "acemad", tau=tau,
+    return Pipeline(make_router(), ScriptedChat(disagreeing), "acemad", policy=FixedThreshold(tau),
                     backend_options={"n_agents": 3, "n_rounds": 2})
 
 
@@ -157,7 +158,7 @@ def test_a_failed_critique_call_marks_its_span_as_an_error_without_its_message(s
     def fail(request):
         raise LLMTimeoutError("secret prompt text would be here")
 
-    Pipeline(make_router(), ScriptedChat(fail), "acemad", tau=0.0,
+    Pipeline(make_router(), ScriptedChat(fail), "acemad", policy=FixedThreshold(0.0),
              backend_options=SMALL_DEBATES["acemad"]).answer("Is it late?")
     finished = spans.get_finished_spans()
     chat = by_name(finished, "chat scripted")[0]
@@ -201,10 +202,11 @@ for name in ("opentelemetry", "opentelemetry.trace", "opentelemetry.sdk"):
     sys.modules[name] = None
 import imad
 from imad.pipeline import Pipeline
+from imad.policy import FixedThreshold
 from imad import tracing
 from tests.router.router_helpers import make_router
 from tests.support.serving import SMALL_DEBATES, echo_chat
-result = Pipeline(make_router(), echo_chat(), "acemad", tau=1.0,
+result = Pipeline(make_router(), echo_chat(), "acemad", policy=FixedThreshold(1.0),
                   backend_options=SMALL_DEBATES["acemad"]).answer("Which number is tagged #4?")
 assert tracing.span("x") is tracing.NO_SPAN
 print(result.source, result.answer, tracing.configure_from_environment({}))
@@ -214,9 +216,10 @@ _NOTHING_IMPORTED = """
 import sys
 import imad, imad.cli.ask, imad.cli.main
 from imad.pipeline import Pipeline
+from imad.policy import FixedThreshold
 from tests.router.router_helpers import make_router
 from tests.support.serving import echo_chat
-Pipeline(make_router(), echo_chat(), "cot", tau=0.0).answer("Which number is tagged #2?")
+Pipeline(make_router(), echo_chat(), "cot", policy=FixedThreshold(0.0)).answer("Which number is tagged #2?")
 print(sorted(m for m in sys.modules if m.split(".")[0] == "opentelemetry"))
 """
 

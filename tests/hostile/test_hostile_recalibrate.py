@@ -61,8 +61,8 @@ def test_bad_recalibration_is_one_error_line(tmp_path, capsys, name, arguments, 
 
 
 EVALUATE_CASES = [("zero", "0", "recalibrate"), ("nine", "9", "recalibrate"),
-                  ("negative", "-5", "recalibrate"), ("text", "abc", "invalid int"),
-                  ("float", "2.5", "invalid int"), ("huge", "1" + "0" * 400, "recalibrate"),
+                  ("negative", "-5", "recalibrate"), ("text", "abc", "invalid ascii_int"),
+                  ("float", "2.5", "invalid ascii_int"), ("huge", "1" + "0" * 400, "recalibrate"),
                   ("more than the set", "5000", "10 ≤ N")]
 
 

@@ -213,7 +213,7 @@ FIT_CASES: list[tuple[str, list[str], int, str]] = [
     ("corpus-array-line", ["--corpus", "array.jsonl"], 3, "array.jsonl:1: a JSON array"),
     ("corpus-non-utf8", ["--corpus", "latin1.jsonl"], 3, "latin1.jsonl:1"),
     ("config-missing", ["--config", "none.json"], 2, "no such file"),
-    ("config-a-directory", ["--config", "folder.jsonl"], 2, "no such file"),
+    ("config-a-directory", ["--config", "folder.jsonl"], 2, "a directory, not a regular file"),
     ("config-non-utf8", ["--config", "latin1.jsonl"], 2, "cannot parse"),
     ("config-a-list", ["--config", "array.jsonl"], 2, "must hold a table/object"),
     ("config-corpus-a-number", ["--config", "corpus_number.json"], 2, "corpus (--corpus): must be"),

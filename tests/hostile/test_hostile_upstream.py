@@ -108,7 +108,8 @@ def router_with_ood(policy: str):
     rng = np.random.default_rng(3)
     router = make_router(tau=0.0)  # every finite p is kept: only the OOD rule can escalate
     detector = fit_mahalanobis(rng.normal(size=(300, 41)), rng.normal(size=(100, 41)))
-    return router.with_ood(detector).with_ood_policy(policy)
+    router = router.with_ood(detector)
+    return router.with_config(router.config.with_ood_policy(policy))
 
 
 @pytest.mark.parametrize("policy", ["escalate", "flag"])
@@ -123,7 +124,7 @@ def test_a_nan_ood_score_fails_safe_and_is_null(monkeypatch, policy):
     assert decision.p is not None and math.isfinite(decision.p)
     assert decision.ood is True and decision.ood_score is None
     assert decision.escalate is (policy == "escalate")
-    assert any("OOD score not finite (nan)" in reason for reason in decision.reasons)
+    assert any("OOD score is not a finite number" in reason for reason in decision.reasons)
     assert decision.outcome == ("ood" if policy == "escalate" else "kept")
     json.loads(json.dumps(decision.to_dict(), allow_nan=False))  # strict JSON
 
@@ -148,7 +149,7 @@ def test_a_nan_ood_score_escalates_in_imad_serve_with_null_everywhere(monkeypatc
     info = json.loads(response.text, **strict)["imad"]
     header = json.loads(response.headers["x-imad-decision"], **strict)
     assert (info["ood_score"], info["ood"], info["escalated"]) == (None, True, True)
-    assert any("OOD score not finite" in reason for reason in info["reasons"])
+    assert any("OOD score is not a finite number" in reason for reason in info["reasons"])
     assert (header["ood"], header["escalated"]) == (True, True)
     assert "NaN" not in response.headers["x-imad-decision"] and "NaN" not in response.text
 
@@ -175,4 +176,4 @@ def test_a_nan_ood_score_escalates_in_imad_ask_json_with_null(tmp_path):
     strict = {"parse_constant": lambda name: pytest.fail(f"{name} in imad ask --json")}
     decision = json.loads(run.stdout, **strict)["decision"]
     assert (decision["ood_score"], decision["ood"], decision["escalate"]) == (None, True, True)
-    assert any("OOD score not finite" in reason for reason in decision["reasons"])
+    assert any("OOD score is not a finite number" in reason for reason in decision["reasons"])
