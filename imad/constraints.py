@@ -20,7 +20,10 @@ the same row, whatever its door:
   declared type, never guessed: `api_key=123` stays the string "123", `n_agents=abc` is refused.
 
 Both raise `ConfigError(field, "must be <what the row allows>, got <value>")`, the message
-generated from the row. The rules every row shares:
+generated from the row (`check_value(..., advice=…)` adds what to do instead, where the row alone
+cannot say it). Besides configs, the same rows check the values of a stored file (a checkpoint's
+training record, a trigger budget's state) and of the environment (`OTEL_*`). The rules every
+row shares:
 
 - booleans are `true` / `false` (any case) as text, and `bool` values only (1 is not True);
 - integers are ASCII digits with an optional sign and `_` separators (`١٢` and `1e3` are not);
@@ -41,6 +44,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union
+from urllib.parse import urlsplit
 
 from imad.errors import ConfigError
 from imad.jsonio import UntrustedJSONError, loads_untrusted
@@ -126,12 +130,16 @@ class Integer(Constraint):
 @dataclass(frozen=True)
 class Real(Constraint):
     """A float between `low` and `high`; `closed` says which ends belong ("both", "left",
-    "right", "neither"). NaN and ±inf are refused unless `finite=False`. Ints become floats."""
+    "right", "neither"). ±inf is refused unless `finite=False`, NaN unless `nan=True` (a metric
+    undefined on its data). Ints become floats, unless `as_float=False` keeps them ints (a
+    stored record written back as it was read)."""
 
     low: float | None = None
     high: float | None = None
     closed: Literal["both", "left", "right", "neither"] = "both"
     finite: bool = True
+    nan: bool = False
+    as_float: bool = True
 
     def admit(self, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -140,12 +148,18 @@ class Real(Constraint):
             number = float(value)
         except OverflowError:  # a 400-digit int
             raise Refused from None
-        if math.isnan(number) or (self.finite and math.isinf(number)):
+        if math.isnan(number):
+            if self.nan:
+                return number
+            raise Refused
+        if self.finite and math.isinf(number):
             raise Refused
         if self.low is not None and (number < self.low or (number == self.low and self.closed in ("right", "neither"))):
             raise Refused
         if self.high is not None and (number > self.high or (number == self.high and self.closed in ("left", "neither"))):
             raise Refused
+        if not self.as_float and isinstance(value, numbers.Integral):
+            return int(value)
         return number
 
     def parse(self, text: str) -> float:
@@ -155,7 +169,8 @@ class Real(Constraint):
         return float(stripped)
 
     def __str__(self) -> str:
-        return ("a finite number" if self.finite else "a number") + _bounds(self.low, self.high, self.closed)
+        kind = "a finite number" if self.finite else "a number"
+        return kind + _bounds(self.low, self.high, self.closed) + (" or NaN" if self.nan else "")
 
 
 @dataclass(frozen=True)
@@ -227,6 +242,36 @@ class Text(Constraint):
 
 
 @dataclass(frozen=True)
+class URL(Constraint):
+    """An http(s) URL with a host and a valid port (not 0), at most `max_chars` long, that an
+    HTTP client can reach; `ascii_only` also refuses non-ASCII text (an IDN host, a lone
+    surrogate) for readers that cannot encode it."""
+
+    max_chars: int = 2_048
+    ascii_only: bool = False
+
+    def admit(self, value: Any) -> str:
+        if not isinstance(value, str) or len(value) > self.max_chars:
+            raise Refused
+        if first_lone_surrogate(value) is not None or (self.ascii_only and not value.isascii()):
+            raise Refused
+        try:
+            parts = urlsplit(value)
+            usable = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+        except (ValueError, UnicodeError):  # an out-of-range port, an unclosed [IPv6 bracket
+            raise Refused from None
+        if not usable:
+            raise Refused
+        return value
+
+    def parse(self, text: str) -> str:
+        return text
+
+    def __str__(self) -> str:
+        return "an http(s) URL with a host" + (" (ASCII)" if self.ascii_only else "")
+
+
+@dataclass(frozen=True)
 class Texts(Constraint):
     """A list or tuple of values each allowed by `item` (one str counts as a list of one), at
     most `max_items`, at least one unless `empty`; stored as a tuple. As text: comma-separated."""
@@ -277,12 +322,15 @@ class StringMap(Constraint):
 
 @dataclass(frozen=True)
 class InstanceOf(Constraint):
-    """An instance of `kind` (an object, e.g. a chat model); it has no text form."""
+    """An instance of `kind` (a type or a tuple of types: an object such as a chat model, or a
+    JSON list or object), never a class; it has no text form. `what` names it in messages
+    ("a JSON object"); by default the type's name."""
 
-    kind: type
+    kind: type | tuple[type, ...]
+    what: str = ""
 
     def admit(self, value: Any) -> Any:
-        if not isinstance(value, self.kind):
+        if isinstance(value, type) or not isinstance(value, self.kind):
             raise Refused
         return value
 
@@ -290,7 +338,30 @@ class InstanceOf(Constraint):
         raise Refused
 
     def __str__(self) -> str:
-        return f"a {self.kind.__name__} (not settable as text)"
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        return self.what or f"a {' or '.join(k.__name__ for k in kinds)} (not settable as text)"
+
+
+@dataclass(frozen=True, init=False)
+class Items(Constraint):
+    """A list (or tuple) of exactly one value per row, each allowed by its row: `Items((None,
+    Real(0, 1)), Boolean())` is `[score or null, flag]`. Stored as a tuple; no text form."""
+
+    rows: tuple[Allowed, ...]
+
+    def __init__(self, *rows: Allowed) -> None:
+        object.__setattr__(self, "rows", tuple(rows))
+
+    def admit(self, value: Any) -> tuple[Any, ...]:
+        if not isinstance(value, (list, tuple)) or len(value) != len(self.rows):
+            raise Refused
+        return tuple(_admit(item, row) for item, row in zip(value, self.rows, strict=True))
+
+    def parse(self, text: str) -> Any:
+        raise Refused
+
+    def __str__(self) -> str:
+        return "a list [" + ", ".join(describe(row) for row in self.rows) + "]"
 
 
 # --- the checker -----------------------------------------------------------------------------
@@ -321,8 +392,8 @@ def show(value: Any) -> str:
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "…"
 
 
-def check_value(value: Any, allowed: Allowed, where: str) -> Any:
-    """`value` as stored, or ConfigError(where, "must be …, got …")."""
+def _admit(value: Any, allowed: Allowed) -> Any:
+    """`value` as the first alternative of the row that takes it stores it, or `Refused`."""
     for constraint in _alternatives(allowed):
         if constraint is None:
             if value is None:
@@ -332,7 +403,17 @@ def check_value(value: Any, allowed: Allowed, where: str) -> Any:
             return constraint.admit(value)
         except Refused:
             continue
-    raise ConfigError(where, f"must be {describe(allowed)}, got {show(value)}")
+    raise Refused
+
+
+def check_value(value: Any, allowed: Allowed, where: str, *, advice: str = "") -> Any:
+    """`value` as stored, or ConfigError(where, "must be …, got …[; advice]"); `advice` says
+    what to do instead, where the row alone cannot ("a non-finite p escalates as unparsed")."""
+    try:
+        return _admit(value, allowed)
+    except Refused:
+        raise ConfigError(where, f"must be {describe(allowed)}, got {show(value)}"
+                          + (f"; {advice}" if advice else "")) from None
 
 
 def parse_text(text: str, allowed: Allowed, where: str) -> Any:

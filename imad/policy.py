@@ -22,11 +22,10 @@ the router's modules are imported when a policy first decides.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
-from imad.constraints import Constraint, Refused, show
+from imad.constraints import Constraints, InstanceOf, Integer, Options, Real, check_fields, check_value
 from imad.errors import ConfigError
 from imad.routing_options import OOD_POLICIES
 
@@ -45,39 +44,27 @@ FIXED_TAU_SOURCES = ("checkpoint", "request")
 """Where a fixed τ can come from; a trigger budget's τ is the third source, "budget"."""
 
 
-def check_tau(value: object, field: str = "tau") -> float:
-    """`value` as a float τ in [0, 1] (0: never escalate a scored answer, 1: always escalate).
+@dataclass(frozen=True)
+class Tau(Real):
+    """τ's row in a constraints table: a finite number in [0, 1] (0: never escalate a scored
+    answer, 1: always escalate), stored as a float; booleans, strings and integers too large for
+    a float are refused."""
 
-    Refuses booleans, strings, NaN, ±inf and integers too large for a float, with a
-    `ConfigError` naming `field` (a CLI passes its flag, e.g. "--tau")."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(field, f"must be a number in [0, 1], got {show(value)}")
-    try:
-        tau = float(value)
-    except OverflowError:
-        raise ConfigError(field, f"must be a number in [0, 1], got {show(value)}") from None
-    if not (math.isfinite(tau) and 0.0 <= tau <= 1.0):
-        raise ConfigError(field, f"must be a number in [0, 1], got {show(value)}")
-    return tau
-
-
-class Tau(Constraint):
-    """`check_tau` as a constraints-table row, so a config's τ field gives the same message."""
-
-    def admit(self, value: object) -> float:
-        try:
-            return check_tau(value)
-        except ConfigError:
-            raise Refused from None
-
-    def parse(self, text: str) -> float:
-        try:
-            return float(text.strip())
-        except ValueError:
-            raise Refused from None
+    low: float = 0.0
+    high: float = 1.0
 
     def __str__(self) -> str:
         return "a number in [0, 1]"
+
+
+TAU = Tau()
+FIXED_SOURCE = Options(*FIXED_TAU_SOURCES)
+
+
+def check_tau(value: object, field: str = "tau") -> float:
+    """`value` as a float τ (`Tau`), or a `ConfigError` naming `field` (a CLI passes its flag,
+    e.g. "--tau")."""
+    return check_value(value, TAU, field)
 
 
 @dataclass(frozen=True)
@@ -91,12 +78,14 @@ class FixedThreshold:
     source: str = "request"
     method: str = "set by the caller"
 
+    constraints: ClassVar[Constraints] = {
+        "tau": TAU,
+        "source": FIXED_SOURCE,
+        "method": InstanceOf(str, "a string saying how τ was chosen"),
+    }
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tau", check_tau(self.tau))
-        check_fixed_source(self.source)
-        if not isinstance(self.method, str):
-            raise ConfigError("method", f"must be a string saying how τ was chosen, got "
-                                        f"{show(self.method)}")
+        check_fields(self, label=lambda name: "tau_source" if name == "source" else name)
 
     def threshold_for(self, p: float | None) -> tuple[float, str]:
         """τ and its source for an answer scored `p` (None: unscored): always this τ."""
@@ -112,12 +101,7 @@ class ThresholdRule(Protocol):
     def threshold_for(self, p: float | None) -> tuple[float, str]: ...
 
 
-def check_fixed_source(source: object, field: str = "tau_source") -> str:
-    """`source` if a fixed τ may come from it ("checkpoint" or "request")."""
-    if not isinstance(source, str) or source not in FIXED_TAU_SOURCES:
-        raise ConfigError(field, f"must be one of {', '.join(FIXED_TAU_SOURCES)}, got "
-                                 f"{show(source)}")
-    return source
+RULE = InstanceOf(ThresholdRule, "a threshold rule (imad.FixedThreshold or imad.TriggerBudget)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,17 +116,14 @@ class Policy:
     ood_policy: str = "flag"
     max_cues: int = DEFAULT_MAX_CUES
 
+    constraints: ClassVar[Constraints] = {
+        "rule": RULE,
+        "ood_policy": Options(*OOD_POLICIES),
+        "max_cues": Integer(0, MAX_CUES_LIMIT),
+    }
+
     def __post_init__(self) -> None:
-        if isinstance(self.rule, type) or not isinstance(self.rule, ThresholdRule):
-            raise ConfigError("rule", f"must be a threshold rule (imad.FixedThreshold or "
-                                      f"imad.TriggerBudget), got {show(self.rule)}")
-        if not isinstance(self.ood_policy, str) or self.ood_policy not in OOD_POLICIES:
-            raise ConfigError("ood_policy", f"must be one of {', '.join(OOD_POLICIES)}, got "
-                                            f"{show(self.ood_policy)}")
-        if isinstance(self.max_cues, bool) or not isinstance(self.max_cues, int) \
-                or not 0 <= self.max_cues <= MAX_CUES_LIMIT:
-            raise ConfigError("max_cues", f"must be an integer in [0, {MAX_CUES_LIMIT}], got "
-                                          f"{show(self.max_cues)}")
+        check_fields(self, label=str)
 
     def check_router(self, router: Router) -> None:
         """Refuse a router this policy cannot follow: "escalate" needs OOD statistics."""
@@ -197,9 +178,8 @@ class Policy:
         from imad.router.decision import TAU_SOURCES
 
         tau, source = self.rule.threshold_for(p)
-        if source not in TAU_SOURCES:
-            raise ConfigError("tau_source", f"the rule {type(self.rule).__name__} gave "
-                                            f"{show(source)}; must be one of {', '.join(TAU_SOURCES)}")
+        check_value(source, Options(*TAU_SOURCES), "tau_source",
+                    advice=f"the rule {type(self.rule).__name__} gave it")
         return check_tau(tau), source
 
 
@@ -231,12 +211,9 @@ def choose_policy(router: Router, *, tau: float | None = None, rule: ThresholdRu
 
 def as_policy(router: Router, policy: Policy | ThresholdRule | None) -> Policy:
     """`policy` itself, a bare rule with the checkpoint's OOD policy, or (None) the checkpoint's."""
+    policy = check_value(policy, (InstanceOf(Policy, "an imad.policy.Policy"), RULE, None), "policy")
     if isinstance(policy, Policy):
         policy.check_router(router)
         return policy
-    if policy is not None and (isinstance(policy, type) or not isinstance(policy, ThresholdRule)):
-        raise ConfigError("policy", f"must be an imad.policy.Policy, a threshold rule "
-                                    f"(imad.FixedThreshold, imad.TriggerBudget) or None, got "
-                                    f"{show(policy)}")
     return choose_policy(router, rule=policy)
 

@@ -7,6 +7,8 @@ these same values.
 
 from __future__ import annotations
 
+from imad.constraints import Real
+
 OOD_POLICIES = ("flag", "escalate")
 """What an answer unlike the training rows does: "flag" reports it, "escalate" also debates it."""
 
@@ -18,6 +20,10 @@ MAX_BUDGET_WINDOW = 1_000_000
 
 DEFAULT_WARM_UP = 50
 """Scores a budget sees before its quantile replaces the router's τ (fewer with a smaller window)."""
+
+TRIGGER_RATE = Real(0.0, 1.0, closed="neither")
+"""A target trigger rate's row: the share of answers escalated, strictly between 0 and 1 (a trigger
+budget's `target_rate`, `imad calibrate --target-trigger-rate`)."""
 
 RECALIBRATION_METHODS = ("platt", "isotonic", "temperature", "prior-shift")
 """`imad calibrate --recalibrate` choices: three fitted on labelled answers, prior-shift label-free."""

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from imad.cli.calibrate import add_arguments, report
+from imad.cli.calibrate import add_arguments, report, target_from_args
 from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.corpus_records import read_records
 from imad.router import Router
@@ -47,9 +47,7 @@ def validation_set(router: Router, corpus: Sequence[str], feature_cache: str | N
 def calibrate(args: argparse.Namespace) -> CalibrationResult:
     return calibrate_router(
         args.router, lambda router: validation_set(router, args.corpus, args.feature_cache),
-        target_rate=args.target_trigger_rate, token_budget=args.token_budget,
-        debate_tokens=args.debate_tokens, single_tokens=args.single_tokens, out=args.out,
-        overwrite=args.overwrite)
+        **target_from_args(args), out=args.out, overwrite=args.overwrite)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,20 +29,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
-from imad.constraints import ascii_int
+from imad.constraints import ascii_int, parse_text, table_of
 from imad.corpus_records import CorpusRecord, iter_records
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.critique.canonical import answers_match
-from imad.critique.schema import DEFAULT_MAX_TEXT_CHARS
 from imad.errors import DatasetError, InvalidQuestionError, LLMError
 from imad.llm.spec import chat_model_from_spec
 from imad.question import Question
+from training.corpus_config import DEFAULT_CORPUS_DIR, CorpusConfig, label
 from training.corpus_lock import corpus_lock
 from training.corpus_store import append_record, completed_ids, repair_torn_tail
 from training.data import load_questions
-from training.entry_args import add_debug_flag, positive_int
-
-DEFAULT_CORPUS_DIR = Path("corpus")
+from training.entry_args import add_debug_flag
 
 
 def model_slug(model_id: str) -> str:
@@ -232,11 +230,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--dataset", action="append", required=True,
                         help="pubmedqa, gqa, medqa or a generic .jsonl file; repeatable")
     parser.add_argument("--llm", default="local", help="chat back-end spec (default: %(default)s)")
-    parser.add_argument("--limit", type=positive_int, default=None,
+    parser.add_argument("--limit", type=ascii_int, default=None,
                         help="questions per dataset (≥ 1; default: all)")
-    parser.add_argument("--order-seed", type=ascii_int, default=0,
-                        help="seed of the question order (-1: file order)")
-    parser.add_argument("--out-dir", type=Path, default=DEFAULT_CORPUS_DIR,
+    parser.add_argument("--order-seed", default="0",
+                        help="seed of the question order (none: file order)")
+    parser.add_argument("--out-dir", default=DEFAULT_CORPUS_DIR,
                         help="corpus root; files go to OUT_DIR/<model>/<dataset>.jsonl")
     parser.add_argument("--data-dir", default=None, help="datasets folder (default: $IMAD_DATA_DIR "
                                                          "or ../shared/datasets)")
@@ -244,14 +242,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="images: GQA's <image_id>.jpg, or a generic file's relative image "
                              "paths (default: the file's folder); without it GQA is text-only")
     parser.add_argument("--max-tokens", type=ascii_int, default=512)
-    parser.add_argument("--max-text-chars", type=ascii_int, default=DEFAULT_MAX_TEXT_CHARS,
+    parser.add_argument("--max-text-chars", type=ascii_int, default=CorpusConfig.max_text_chars,
                         help="length bound of the reasoning and critique fields")
     parser.add_argument("--confidence-source", choices=["verbal", "token_probability"], default="verbal")
-    parser.add_argument("--workers", type=positive_int, default=1,
+    parser.add_argument("--workers", type=ascii_int, default=1,
                         help="concurrent calls (HTTP back-ends)")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", dest="progress", action="store_false")
     add_debug_flag(parser)
     return parser.parse_args(argv)
+
+
+def config_from_args(argv: Sequence[str] | None) -> CorpusConfig:
+    """The checked settings of a command line (`ConfigError` naming the flag: exit 2)."""
+    arguments = vars(parse_args(argv))
+    arguments.pop("debug")  # read by the entry point (imad.cli.entry.debug_requested)
+    seed = arguments.pop("order_seed")
+    return CorpusConfig(datasets=tuple(arguments.pop("dataset")), **arguments,
+                        order_seed=parse_text(seed, table_of(CorpusConfig)["order_seed"],
+                                              label("order_seed")))
 
 
 PROG = "python -m training.corpus"
@@ -259,27 +267,27 @@ PROG = "python -m training.corpus"
 
 def run(argv: Sequence[str] | None = None) -> int:
     """The command: load and check every dataset first, then build the model and answer."""
-    args = parse_args(argv)
-    seed = None if args.order_seed < 0 else args.order_seed
+    config = config_from_args(argv)
     datasets: list[tuple[str, list[Question]]] = []
-    for dataset in args.dataset:
-        questions = load_questions(dataset, data_dir=args.data_dir, image_dir=args.image_dir)
+    for dataset in config.datasets:
+        questions = load_questions(dataset, data_dir=config.data_dir, image_dir=config.image_dir)
         if not questions:
             raise DatasetError(f"{dataset} has no questions; nothing to answer")
         name = Path(dataset).stem if dataset.endswith(".jsonl") else dataset
-        datasets.append((name, order_questions(questions, seed)[: args.limit]))
-    model = chat_model_from_spec(args.llm)
-    critique = SelfCritique(model, max_tokens=args.max_tokens, confidence_source=args.confidence_source,
-                            max_text_chars=args.max_text_chars)
+        datasets.append((name, order_questions(questions, config.order_seed)[: config.limit]))
+    model = chat_model_from_spec(config.llm)
+    critique = SelfCritique(model, max_tokens=config.max_tokens,
+                            confidence_source=config.confidence_source,
+                            max_text_chars=config.max_text_chars)
     unanswered = asked = 0
     for name, questions in datasets:
         modes = sorted({str(q.metadata.get("mode", "text")) for q in questions})
-        path = args.out_dir / model_slug(model.model_id) / f"{name}.jsonl"
+        path = Path(config.out_dir) / model_slug(model.model_id) / f"{name}.jsonl"
         print(f"{name}: {len(questions)} questions, mode {'/'.join(modes)}, model {model.model_id}, "
               f"corpus {path}")
         try:
-            summary = build_corpus(questions, critique, path, workers=args.workers,
-                                   progress=not args.no_progress)
+            summary = build_corpus(questions, critique, path, workers=config.workers,
+                                   progress=config.progress)
         except KeyboardInterrupt:
             print("every finished question is saved; rerun the command to continue",
                   file=sys.stderr)

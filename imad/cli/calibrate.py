@@ -19,7 +19,7 @@ your answers (`imad.router.recalibrate`) and writes it into the new version; τ 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from imad.errors import ConfigError
 from imad.routing_options import RECALIBRATION_METHODS
@@ -38,13 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = Tr
     target.add_argument("--recalibrate", metavar="METHOD", choices=RECALIBRATION_METHODS,
                         help="fit p's calibrator instead of τ: platt, isotonic or temperature on "
                              "labelled answers, prior-shift on unlabelled ones")
-    target.add_argument("--target-trigger-rate", type=float, metavar="R",
+    target.add_argument("--target-trigger-rate", dest="target_rate", metavar="R",
                         help="share of questions to escalate to a debate, in (0, 1)")
-    target.add_argument("--token-budget", type=float, metavar="B",
+    target.add_argument("--token-budget", metavar="B",
                         help="expected tokens per question (needs --debate-tokens)")
-    parser.add_argument("--debate-tokens", type=float, default=None, metavar="D",
+    parser.add_argument("--debate-tokens", default=None, metavar="D",
                         help="extra tokens one debate costs (with --token-budget)")
-    parser.add_argument("--single-tokens", type=float, default=None, metavar="S",
+    parser.add_argument("--single-tokens", default=None, metavar="S",
                         help="tokens of one self-critique call (default: the corpus mean)")
     corpus_help = "labelled validation answers: corpus files or folders of *.jsonl"
     parser.add_argument("--corpus", nargs="+", default=[], metavar="PATH",
@@ -56,19 +56,29 @@ def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = Tr
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
+def target_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The target flags' texts, each read by its `CalibrationTarget` row (ASCII digits, finite,
+    in range; `ConfigError` naming the flag), as `calibrate_router`'s keyword arguments."""
+    from imad.constraints import parse_text
+    from imad.router.threshold import TARGET_ROWS, target_flag
+
+    return {name: None if getattr(args, name) is None
+            else parse_text(getattr(args, name), row, target_flag(name))
+            for name, row in TARGET_ROWS.items()}
+
+
 def run(args: argparse.Namespace) -> int:
     from imad.router.calibration_set import read_validation_set
     from imad.router.threshold import calibrate_router
 
+    target = target_from_args(args)
     if args.recalibrate is not None:
         return recalibrate(args)
     if not args.corpus:
         raise ConfigError("corpus (--corpus)", f"give the validation answers to choose τ on; {SPLIT_HINT}")
     result = calibrate_router(
-        args.router, lambda router: read_validation_set(router, args.corpus),
-        target_rate=args.target_trigger_rate, token_budget=args.token_budget,
-        debate_tokens=args.debate_tokens, single_tokens=args.single_tokens, out=args.out,
-        overwrite=args.overwrite)
+        args.router, lambda router: read_validation_set(router, args.corpus), **target,
+        out=args.out, overwrite=args.overwrite)
     report(result, as_json=args.json)
     return 0
 

@@ -19,13 +19,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from imad import tracing
+from imad.constraints import (
+    MAX_COMPLETION_TOKENS,
+    MAX_SEED,
+    Constraints,
+    InstanceOf,
+    Integer,
+    Options,
+    Real,
+    check_fields,
+)
 from imad.critique.parser import parse_critique
 from imad.critique.prompts import PROMPT_VERSION, critique_messages
-from imad.critique.schema import DEFAULT_MAX_TEXT_CHARS, CritiqueResponse, response_schema
-from imad.errors import ConfigError, CritiqueParseError, LLMError, TruncatedResponseError
+from imad.critique.schema import (
+    DEFAULT_MAX_TEXT_CHARS,
+    MAX_TEXT_CHARS_LIMIT,
+    MIN_TEXT_CHARS,
+    CritiqueResponse,
+    response_schema,
+)
+from imad.errors import CritiqueParseError, LLMError, TruncatedResponseError
 from imad.llm.context import check_fits
 from imad.llm.types import ChatModel, ChatRequest, ChatResponse, TokenLogprob
 from imad.question import Question
@@ -85,12 +101,17 @@ class SelfCritique:
     confidence_source: str = "verbal"
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
 
+    constraints: ClassVar[Constraints] = {
+        "model": InstanceOf(ChatModel, "a chat model (imad.llm.ChatModel)"),
+        "max_tokens": Integer(32, MAX_COMPLETION_TOKENS),  # 32: room for a seven-field answer
+        "temperature": Real(0.0, 2.0),
+        "seed": (None, Integer(0, MAX_SEED)),
+        "confidence_source": Options(*CONFIDENCE_SOURCES),
+        "max_text_chars": Integer(MIN_TEXT_CHARS, MAX_TEXT_CHARS_LIMIT),
+    }
+
     def __post_init__(self) -> None:
-        if self.confidence_source not in CONFIDENCE_SOURCES:
-            raise ConfigError("confidence_source",
-                              f"must be one of {CONFIDENCE_SOURCES}, got {self.confidence_source!r}")
-        if self.max_tokens < 32:
-            raise ConfigError("max_tokens", f"must be >= 32 for a seven-field answer, got {self.max_tokens}")
+        check_fields(self, label=str)
 
     @property
     def prompt_version(self) -> str:

@@ -25,6 +25,10 @@ FIELDS = (
 )
 TEXT_FIELDS = FIELDS[:5]
 DEFAULT_MAX_TEXT_CHARS = 240
+MIN_TEXT_CHARS = 30
+"""`minLength` of the text fields: about a sentence (`response_schema`)."""
+MAX_TEXT_CHARS_LIMIT = 20_000
+"""Largest `max_text_chars` a self-critique may ask for; no answer of a few sentences needs more."""
 CONFIDENCE_FIELDS = FIELDS[5:]
 
 
@@ -62,7 +66,7 @@ def _answer_schema(question: Question) -> dict[str, Any]:
 
 
 def response_schema(question: Question, max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
-                    min_text_chars: int = 30) -> dict[str, Any]:
+                    min_text_chars: int = MIN_TEXT_CHARS) -> dict[str, Any]:
     """The JSON schema of a self-critique answer to `question`.
 
     Text fields are bounded (`minLength` about a sentence, so the reasoning is not one word: without

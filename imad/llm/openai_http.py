@@ -24,6 +24,7 @@ import httpx
 
 from imad.constraints import (
     MAX_TIMEOUT_S,
+    URL,
     Boolean,
     Constraints,
     Integer,
@@ -32,6 +33,7 @@ from imad.constraints import (
     StringMap,
     Text,
     check_fields,
+    check_value,
 )
 from imad.errors import (
     ConfigError,
@@ -89,7 +91,7 @@ class OpenAICompatibleChat:
 
     constraints: ClassVar[Constraints] = {
         "model": Text(max_chars=256),
-        "base_url": (None, Text(max_chars=2_048)),
+        "base_url": (None, URL()),
         "api_key": (None, Text(max_chars=4_096, blank=True)),
         "timeout": Real(0.0, MAX_TIMEOUT_S, closed="right"),
         "connect_timeout": Real(0.0, MAX_TIMEOUT_S, closed="right"),
@@ -107,10 +109,8 @@ class OpenAICompatibleChat:
 
     def __post_init__(self) -> None:
         check_fields(self, label=str)
-        self.base_url = (self.base_url or os.environ.get("OPENAI_BASE_URL")
-                         or "https://api.openai.com/v1").rstrip("/")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ConfigError("base_url", f"must start with http:// or https://, got {self.base_url!r}")
+        self.base_url = check_value((self.base_url or os.environ.get("OPENAI_BASE_URL")
+                                     or "https://api.openai.com/v1").rstrip("/"), URL(), "base_url")
         self.api_key = self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.model_id = self.model
         self._client: httpx.Client | None = None

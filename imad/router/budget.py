@@ -40,10 +40,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, cast
 
-from imad.constraints import show
+from imad.constraints import Boolean, InstanceOf, Integer, Items, Real, check_value, show
 from imad.errors import ConfigError
-from imad.routing_options import MAX_BUDGET_WINDOW
 from imad.router.split_heaps import SplitHeaps
+from imad.routing_options import MAX_BUDGET_WINDOW, TRIGGER_RATE
 
 QUANTILE_METHOD = "inverted_cdf"
 """The `numpy.quantile` method τ equals (module docstring)."""
@@ -76,18 +76,18 @@ class TriggerBudget:
     def __init__(self, target_rate: float, window: int = 500, min_observations: int = 50,
                  initial_threshold: float | None = None,
                  initial_source: str = "checkpoint") -> None:
-        from imad.policy import check_fixed_source, check_tau
+        from imad.policy import FIXED_SOURCE, check_tau
 
-        self.target_rate = _check_rate(target_rate)
-        self.window = _check_count("window", window, minimum=1, maximum=MAX_BUDGET_WINDOW)
-        self.min_observations = _check_count("min_observations", min_observations, minimum=1,
-                                             maximum=MAX_BUDGET_WINDOW)
+        self.target_rate = check_value(target_rate, TRIGGER_RATE, "target_rate",
+                                       advice="it is the share of answers to escalate")
+        self.window = check_value(window, COUNT, "window")
+        self.min_observations = check_value(min_observations, COUNT, "min_observations")
         if self.min_observations > self.window:
             raise ConfigError("min_observations", f"must not exceed window ({self.window}), got "
                               f"{min_observations}: the window could never hold that many scores")
         self.initial_threshold = (None if initial_threshold is None  # a τ: τ's one range check
                                   else check_tau(initial_threshold, "initial_threshold"))
-        self.initial_source = check_fixed_source(initial_source, "initial_source")
+        self.initial_source = check_value(initial_source, FIXED_SOURCE, "initial_source")
         """Where the warm-up τ came from ("checkpoint" or "request"): a decision made with it
         names that source, one made with the window's quantile names "budget"."""
         self._lock = threading.Lock()
@@ -111,7 +111,7 @@ class TriggerBudget:
     def observe_with_source(self, p: float) -> tuple[float, bool]:
         """`observe(p)`, and whether that τ is the window's quantile (False: the warm-up's
         initial τ), read under the same lock, for a decision that records where τ came from."""
-        score = _check_score("p", p)
+        score = check_value(p, SCORE, "p", advice=NON_FINITE_SCORE)
         with self._lock:
             self._append(score, False)
             threshold = cast(float, self._current_threshold())  # not None: p is in the window
@@ -205,8 +205,7 @@ class TriggerBudget:
     @classmethod
     def from_state_dict(cls, state: dict[str, Any]) -> TriggerBudget:
         """A budget with the saved settings and window."""
-        if not isinstance(state, dict):
-            raise ConfigError("state_dict", f"must be a dict, got {type(state).__name__}")
+        check_value(state, STATE, "state_dict")
         for key in ("target_rate", "window", "min_observations", "initial_threshold"):
             if key not in state:
                 raise ConfigError(f"state_dict.{key}", "missing")
@@ -283,54 +282,29 @@ MAX_OBSERVED_TOTAL = 2**63 - 1
 """Bound on `observed_total` in a state: a count of answers, never near it (a 5,000-digit one is
 damage, and Python cannot even print it)."""
 
-
-def _check_rate(rate: Any) -> float:
-    # Compared as given: a 400-digit int is out of range without float() overflowing on it.
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate < 1.0:
-        raise ConfigError("target_rate", f"must be a number strictly between 0 and 1 (the share "
-                          f"of answers to escalate), got {show(rate)}")
-    return float(rate)
-
-
-def _check_count(field: str, value: Any, *, minimum: int, maximum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise ConfigError(field, f"must be an integer in [{minimum}, {maximum:,}], got {show(value)}")
-    return value
-
-
-def _check_score(field: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(field, f"must be a router score (a number in [0, 1]), got {show(value)}")
-    if isinstance(value, int) and not 0 <= value <= 1:  # float() of a 400-digit int overflows
-        raise ConfigError(field, f"must be a finite router score in [0, 1], got {show(value)}")
-    score = float(value)
-    if not math.isfinite(score) or not 0.0 <= score <= 1.0:
-        raise ConfigError(field, f"must be a finite router score in [0, 1], got {show(value)}; a "
-                          "non-finite p escalates as unparsed (observe_unparsed), never into the "
-                          "window")
-    return score
+COUNT = Integer(1, MAX_BUDGET_WINDOW)
+"""`window` and `min_observations`."""
+SCORE = Real(0.0, 1.0)
+NON_FINITE_SCORE = "a non-finite p escalates as unparsed (observe_unparsed), never into the window"
+STATE = InstanceOf(dict, "a dict (TriggerBudget.state_dict())")
+ANSWERS = InstanceOf(list, "a list of [score or null, escalated]")
+ANSWER = Items((None, SCORE), Boolean())
+"""One answer of a saved window: [score, or null when unparsed; escalated]."""
+OBSERVED_TOTAL = Integer(0, MAX_OBSERVED_TOTAL)
 
 
 def _check_state(state: Any) -> tuple[list[tuple[float | None, bool]], int]:
-    if not isinstance(state, dict):
-        raise ConfigError("state_dict", f"must be a dict, got {type(state).__name__}")
+    check_value(state, STATE, "state_dict")
     if state.get("version") != STATE_VERSION:
         raise ConfigError("state_dict.version", f"expected {STATE_VERSION}, got "
                           f"{show(state.get('version'))}; the state was written by another imad version")
-    raw = state.get("answers")
-    if not isinstance(raw, list):
-        raise ConfigError("state_dict.answers", f"must be a list of [score or null, escalated], "
-                          f"got {type(raw).__name__}")
     answers: list[tuple[float | None, bool]] = []
-    for position, entry in enumerate(raw):
+    for position, entry in enumerate(check_value(state.get("answers"), ANSWERS, "state_dict.answers")):
         field = f"state_dict.answers[{position}]"
-        if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[1], bool)):
-            raise ConfigError(field, f"must be [score or null, escalated (bool)], got {show(entry)}")
-        score = None if entry[0] is None else _check_score(field, entry[0])
-        if score is None and not entry[1]:
+        score, escalated = check_value(entry, ANSWER, field)
+        if score is None and not escalated:
             raise ConfigError(field, "an unparsed answer (null score) always escalates")
-        answers.append((score, entry[1]))
-    observed_total = state.get("observed_total", len(answers))
-    _check_count("state_dict.observed_total", observed_total, minimum=0,
-                 maximum=MAX_OBSERVED_TOTAL)
+        answers.append((score, escalated))
+    observed_total = check_value(state.get("observed_total", len(answers)), OBSERVED_TOTAL,
+                                 "state_dict.observed_total")
     return answers, observed_total

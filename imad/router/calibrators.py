@@ -22,7 +22,6 @@ Platt and isotonic against scikit-learn to 1e-6.
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from imad.constraints import Options, check_value
+from imad.constraints import (
+    Constraints,
+    InstanceOf,
+    Integer,
+    Options,
+    Real,
+    Text,
+    Texts,
+    check_fields,
+    check_value,
+)
 from imad.errors import CheckpointError, ConfigError
 
 CALIBRATION_METHODS = ("identity", "temperature", "platt", "isotonic", "prior_shift")
@@ -44,6 +53,18 @@ MAX_PARAMETER = 1e3
 PLATT_C = 1.0
 """scikit-learn's default inverse L2 strength, so Platt equals `LogisticRegression()`."""
 MAX_KNOTS = 100_000
+PRIOR_FLOOR = 1e-4
+"""Priors are kept in [1e-4, 1 − 1e-4]: at 0 or 1 every score would collapse to that class."""
+MAX_ANSWERS = 10**12
+
+PARAMETER = Real(-MAX_PARAMETER, MAX_PARAMETER)
+PRIOR = Real(PRIOR_FLOOR, 1 - PRIOR_FLOOR)
+KNOTS = Texts(Real(0.0, 1.0), max_items=MAX_KNOTS)
+ANSWERS = Integer(0, MAX_ANSWERS)
+
+
+def _label(name: str) -> str:
+    return f"calibrator.{name}"
 
 
 @dataclass(frozen=True)
@@ -63,29 +84,31 @@ class CalibrationRecord:
         return {"method": self.method, "n_answers": self.n_answers, "n_correct": self.n_correct,
                 "sources": list(self.sources), "estimated_accuracy": self.estimated_accuracy}
 
+    constraints: ClassVar[Constraints] = {
+        "method": Options(*CALIBRATION_METHODS),
+        "n_answers": ANSWERS,
+        "n_correct": (None, ANSWERS),
+        "sources": Texts(Text(blank=True), max_items=MAX_ANSWERS, empty=True),
+        "estimated_accuracy": (None, Real(0.0, 1.0)),
+    }
+
+    def __post_init__(self) -> None:
+        check_fields(self, label=lambda name: f"calibrator.fitted_on.{name}")
+        if self.n_correct is not None and self.n_correct > self.n_answers:
+            raise ConfigError("calibrator.fitted_on.n_correct", f"{self.n_correct} right answers "
+                              f"among {self.n_answers}")
+
     @classmethod
     def from_dict(cls, data: Any) -> CalibrationRecord:
+        """The record of a checkpoint's `calibrator.fitted_on`; `CheckpointError` for unknown
+        keys, `ConfigError` naming a bad value."""
         data = _mapping(data, "calibrator.fitted_on")
         _known_keys(data, ("method", "n_answers", "n_correct", "sources", "estimated_accuracy"),
                     "calibrator.fitted_on")
-        method = data.get("method")
-        if method not in CALIBRATION_METHODS:
-            raise CheckpointError(f"calibrator.fitted_on.method: expected one of "
-                                  f"{', '.join(CALIBRATION_METHODS)}, got {method!r}")
-        n_answers = _count(data.get("n_answers"), "calibrator.fitted_on.n_answers")
-        n_correct = data.get("n_correct")
-        if n_correct is not None:
-            n_correct = _count(n_correct, "calibrator.fitted_on.n_correct")
-            if n_correct > n_answers:
-                raise CheckpointError(f"calibrator.fitted_on.n_correct: {n_correct} right answers "
-                                      f"among {n_answers}")
         sources = data.get("sources", [])
-        if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
-            raise CheckpointError("calibrator.fitted_on.sources: expected a list of strings")
-        accuracy = data.get("estimated_accuracy")
-        if accuracy is not None:
-            accuracy = _number(accuracy, "calibrator.fitted_on.estimated_accuracy", 0.0, 1.0)
-        return cls(method, n_answers, n_correct, tuple(sources), accuracy)
+        check_value(sources, InstanceOf(list, "a list of strings"), "calibrator.fitted_on.sources")
+        return cls(data.get("method"), data.get("n_answers"), data.get("n_correct"), sources,
+                   data.get("estimated_accuracy"))
 
 
 class Calibrator(ABC):
@@ -138,10 +161,13 @@ class TemperatureCalibrator(Calibrator):
     temperature: float
     fitted_on: CalibrationRecord | None = None
     kind: ClassVar[str] = "temperature"
+    constraints: ClassVar[Constraints] = {
+        "temperature": Real(1 / MAX_PARAMETER, MAX_PARAMETER),
+        "fitted_on": (None, InstanceOf(CalibrationRecord)),
+    }
 
     def __post_init__(self) -> None:
-        _number(self.temperature, "calibrator.temperature", 1 / MAX_PARAMETER, MAX_PARAMETER,
-                error=ConfigError)
+        check_fields(self, label=_label)
 
     def apply(self, raw_scores: np.ndarray) -> np.ndarray:
         return _sigmoid(_logit(raw_scores) / self.temperature)
@@ -156,11 +182,14 @@ class PlattCalibrator(Calibrator):
     intercept: float
     fitted_on: CalibrationRecord | None = None
     kind: ClassVar[str] = "platt"
+    constraints: ClassVar[Constraints] = {
+        "slope": PARAMETER,
+        "intercept": PARAMETER,
+        "fitted_on": (None, InstanceOf(CalibrationRecord)),
+    }
 
     def __post_init__(self) -> None:
-        for name in ("slope", "intercept"):
-            _number(getattr(self, name), f"calibrator.{name}", -MAX_PARAMETER, MAX_PARAMETER,
-                    error=ConfigError)
+        check_fields(self, label=_label)
 
     def apply(self, raw_scores: np.ndarray) -> np.ndarray:
         return _sigmoid(self.slope * _logit(raw_scores) + self.intercept)
@@ -177,17 +206,18 @@ class IsotonicCalibrator(Calibrator):
     y_thresholds: tuple[float, ...]
     fitted_on: CalibrationRecord | None = None
     kind: ClassVar[str] = "isotonic"
+    constraints: ClassVar[Constraints] = {
+        "x_thresholds": KNOTS,
+        "y_thresholds": KNOTS,
+        "fitted_on": (None, InstanceOf(CalibrationRecord)),
+    }
 
     def __post_init__(self) -> None:
+        check_fields(self, label=_label)
         xs, ys = self.x_thresholds, self.y_thresholds
-        if not isinstance(xs, tuple) or not isinstance(ys, tuple):
-            raise ConfigError("calibrator.x_thresholds", "expected tuples of numbers")
-        if not 1 <= len(xs) <= MAX_KNOTS or len(xs) != len(ys):
-            raise ConfigError("calibrator.x_thresholds", f"expected 1 to {MAX_KNOTS} knots and as "
-                              f"many y values, got {len(xs)} and {len(ys)}")
-        for name, values in (("x_thresholds", xs), ("y_thresholds", ys)):
-            for value in values:
-                _number(value, f"calibrator.{name}", 0.0, 1.0, error=ConfigError)
+        if len(xs) != len(ys):
+            raise ConfigError("calibrator.y_thresholds", f"expected one y value per knot, got "
+                              f"{len(xs)} knots and {len(ys)} y values")
         if any(b <= a for a, b in zip(xs, xs[1:], strict=False)):
             raise ConfigError("calibrator.x_thresholds", "must be strictly increasing")
         if any(b < a for a, b in zip(ys, ys[1:], strict=False)):
@@ -210,11 +240,14 @@ class PriorShiftCalibrator(Calibrator):
     target_prior: float
     fitted_on: CalibrationRecord | None = None
     kind: ClassVar[str] = "prior_shift"
+    constraints: ClassVar[Constraints] = {
+        "training_prior": PRIOR,
+        "target_prior": PRIOR,
+        "fitted_on": (None, InstanceOf(CalibrationRecord)),
+    }
 
     def __post_init__(self) -> None:
-        for name in ("training_prior", "target_prior"):
-            _number(getattr(self, name), f"calibrator.{name}", PRIOR_FLOOR, 1 - PRIOR_FLOOR,
-                    error=ConfigError)
+        check_fields(self, label=_label)
 
     def apply(self, raw_scores: np.ndarray) -> np.ndarray:
         return _shift_prior(np.asarray(raw_scores, dtype=np.float64), self.training_prior,
@@ -223,9 +256,6 @@ class PriorShiftCalibrator(Calibrator):
     def parameters(self) -> dict[str, Any]:
         return {"training_prior": self.training_prior, "target_prior": self.target_prior}
 
-
-PRIOR_FLOOR = 1e-4
-"""Priors are kept in [1e-4, 1 − 1e-4]: at 0 or 1 every score would collapse to that class."""
 
 _KINDS: dict[str, type[Calibrator]] = {
     cls.kind: cls for cls in (IdentityCalibrator, TemperatureCalibrator, PlattCalibrator,
@@ -246,7 +276,10 @@ def calibrator_from_dict(data: Any) -> Calibrator:
                               f"{', '.join(CALIBRATION_METHODS)}")
     parameters = _mapping(data.get("parameters", {}), "calibrator.parameters")
     fitted_on = data.get("fitted_on")
-    record = None if fitted_on is None else CalibrationRecord.from_dict(fitted_on)
+    try:
+        record = None if fitted_on is None else CalibrationRecord.from_dict(fitted_on)
+    except ConfigError as error:
+        raise CheckpointError(f"damaged calibrator: {error}") from None
     if record is not None and record.method != kind:
         raise CheckpointError(f"calibrator.fitted_on.method: {record.method!r} for a {kind} calibrator")
     expected = {IdentityCalibrator: (), TemperatureCalibrator: ("temperature",),
@@ -256,14 +289,8 @@ def calibrator_from_dict(data: Any) -> Calibrator:
     if sorted(parameters) != sorted(expected):
         raise CheckpointError(f"calibrator.parameters: a {kind} calibrator has "
                               f"{list(expected) or 'no parameters'}, got {sorted(parameters)}")
-    values = dict(parameters)
-    if cls is IsotonicCalibrator:
-        for name in expected:
-            if not isinstance(values[name], list):
-                raise CheckpointError(f"calibrator.parameters.{name}: expected a list of numbers")
-            values[name] = tuple(values[name])
-    try:
-        return cls(**values, fitted_on=record)
+    try:  # the parameters' rows: an isotonic calibrator's JSON lists become tuples
+        return cls(**parameters, fitted_on=record)
     except ConfigError as error:
         raise CheckpointError(f"damaged calibrator: {error}") from None
 
@@ -284,10 +311,8 @@ def fit_calibrator(scores: Sequence[float] | np.ndarray, labels: Sequence[int] |
     if method == "identity":
         return IdentityCalibrator(CalibrationRecord("identity", len(raw), None, sources))
     if method == "prior_shift":
-        if training_prior is None:
-            raise ConfigError("training_prior", "prior_shift needs the router's training accuracy "
-                              "(the share of right answers it was trained on)")
-        prior = _number(training_prior, "training_prior", PRIOR_FLOOR, 1 - PRIOR_FLOOR, error=ConfigError)
+        prior = check_value(training_prior, PRIOR, "training_prior", advice="prior_shift needs the "
+                            "router's training accuracy (the share of right answers it was trained on)")
         target = estimate_target_prior(raw, prior)
         return PriorShiftCalibrator(prior, target, CalibrationRecord(
             "prior_shift", len(raw), None, sources, estimated_accuracy=target))
@@ -435,24 +460,6 @@ def _known_keys(data: Mapping[str, Any], known: tuple[str, ...], where: str) -> 
     unknown = sorted(str(key) for key in data if key not in known)
     if unknown:
         raise CheckpointError(f"{where}: unknown keys {unknown}")
-
-
-def _count(value: Any, where: str) -> int:
-    if type(value) is not int or not 0 <= value <= 10**12:
-        raise CheckpointError(f"{where}: expected a count, got {value!r:.60}")
-    return value
-
-
-def _number(value: Any, where: str, low: float, high: float,
-            error: type[Exception] = CheckpointError) -> float:
-    """`value` as a float in [low, high]; bools and non-numbers refused, named by `where`."""
-    ok = type(value) in (int, float) and (type(value) is float or abs(value) < 10**20)
-    if not ok or not math.isfinite(float(value)) or not low <= float(value) <= high:
-        message = f"expected a finite number in [{low:g}, {high:g}], got {value!r:.60}"
-        if error is ConfigError:
-            raise ConfigError(where, message)
-        raise CheckpointError(f"{where}: {message}")
-    return float(value)
 
 
 __all__ = [

@@ -16,18 +16,17 @@ hold.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from imad.constraints import Integer, Options, Real, Text, check_value
+from imad.constraints import InstanceOf, Integer, Options, Real, check_value
 from imad.errors import CheckpointError, ConfigError
 from imad.policy import check_tau
 from imad.router.calibrators import IDENTITY, Calibrator, calibrator_from_dict
 from imad.router.model import RouterNetConfig
 from imad.router.ood import OODDetector, ood_from_dict
-from imad.router.record_schema import freeze, thaw
+from imad.router.record_schema import TEXT, ListOf, freeze, read, thaw
 from imad.router.training_record import TrainingRecord
 from imad.routing_options import OOD_POLICIES
 
@@ -43,6 +42,13 @@ a larger value turns a scaled row into ±inf in float32 (issue 14: mean 1e308 ga
 MIN_SCALER_SCALE = 1e-6
 MAX_RECORD_DEPTH = 32
 """Deepest nesting allowed in config.json; the real ones are 5 deep."""
+
+FEATURE_NAMES = ListOf(TEXT)
+NUMBERS = InstanceOf((list, tuple), "a list of numbers")
+SCALER_ROWS = {"mean": Real(-MAX_SCALER_MAGNITUDE, MAX_SCALER_MAGNITUDE),
+               "scale": Real(MIN_SCALER_SCALE, MAX_SCALER_MAGNITUDE)}
+"""Each feature's scaler mean and scale (`Scaler`)."""
+SECTION = InstanceOf(dict, "a JSON object (the section is required)")
 
 CORE_KEYS = ("format", "schema_version", "name", "imad_version", "model", "features", "scaler",
               "calibrator", "threshold", "ood", "ood_policy", "weights")
@@ -70,7 +76,7 @@ class FeatureSpec:
     raw_input: str = CONFIDENCE_FEATURE
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "names", tuple(self.names))
+        object.__setattr__(self, "names", read(FEATURE_NAMES, self.names, "features.names"))
         if CONFIDENCE_FEATURE not in self.names:
             raise ConfigError("features.names", f"the feature list lacks {CONFIDENCE_FEATURE!r}")
 
@@ -84,16 +90,12 @@ class Scaler:
     kind: str = "standard (x - mean) / scale, fitted on the training split"
 
     def __post_init__(self) -> None:
-        for key in ("mean", "scale"):
-            values = tuple(float(v) for v in getattr(self, key))
-            if not all(math.isfinite(v) and abs(v) <= MAX_SCALER_MAGNITUDE for v in values):
-                raise ConfigError(f"scaler.{key}", f"holds a non-finite value or one beyond "
-                                  f"±{MAX_SCALER_MAGNITUDE:g}")
-            object.__setattr__(self, key, values)
+        for key, row in SCALER_ROWS.items():
+            values = check_value(getattr(self, key), NUMBERS, f"scaler.{key}")
+            object.__setattr__(self, key, tuple(check_value(value, row, f"scaler.{key}[{index}]")
+                                                for index, value in enumerate(values)))
         if len(self.mean) != len(self.scale):
             raise ConfigError("scaler", f"{len(self.mean)} means but {len(self.scale)} scales")
-        if any(v < MIN_SCALER_SCALE for v in self.scale):
-            raise ConfigError("scaler.scale", f"must be ≥ {MIN_SCALER_SCALE:g} for every feature")
 
 
 @dataclass(frozen=True)
@@ -138,9 +140,8 @@ class RouterConfig:
             raise ConfigError("ood_policy", f"'escalate' needs OOD statistics, which router "
                               f"{self.name!r} lacks; add them with `python -m training.export "
                               "--add-ood ROUTER`")
-        if not isinstance(self.calibrator, Calibrator):
-            raise ConfigError("calibrator", f"must be an imad calibrator (imad.fit_calibrator), got "
-                              f"{type(self.calibrator).__name__}")
+        check_value(self.calibrator, InstanceOf(Calibrator, "an imad calibrator (imad.fit_calibrator)"),
+                    "calibrator")
         self.confidence_source  # noqa: B018 — validated on creation, not on first use
 
     @property
@@ -222,10 +223,8 @@ class RouterConfig:
     def from_dict(cls, data: Any) -> RouterConfig:
         """Validate a parsed config.json; `ConfigError` names the first bad field."""
         _check_depth(data)
-        if not isinstance(data, dict):
-            raise ConfigError("config.json", f"must be a JSON object, got {type(data).__name__}")
-        if data.get("format") != CHECKPOINT_FORMAT:
-            raise ConfigError("format", f"expected {CHECKPOINT_FORMAT!r}, got {data.get('format')!r}")
+        check_value(data, InstanceOf(dict, "a JSON object"), "config.json")
+        check_value(data.get("format"), Options(CHECKPOINT_FORMAT), "format")
         model = _section(data, "model")
         features = _section(data, "features")
         scaler = _section(data, "scaler")
@@ -235,19 +234,15 @@ class RouterConfig:
             net = RouterNetConfig.from_dict(model)
         except TypeError as error:
             raise ConfigError("model", str(error)) from error
-        names = features.get("names")
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise ConfigError("features.names", "must be a list of feature names")
         return cls(
             model=net,
             features=FeatureSpec(
-                names=tuple(names),
+                names=features.get("names"),
                 schema_version=_integer(features.get("schema_version"), "features.schema_version"),
                 hash=_text(features.get("hash"), "features.hash"),
                 raw_input=_text(features.get("raw_input", CONFIDENCE_FEATURE), "features.raw_input"),
             ),
-            scaler=Scaler(mean=_numbers(scaler.get("mean"), "scaler.mean"),
-                          scale=_numbers(scaler.get("scale"), "scaler.scale"),
+            scaler=Scaler(mean=scaler.get("mean"), scale=scaler.get("scale"),
                           kind=_text(scaler.get("kind", Scaler.kind), "scaler.kind")),
             threshold=Threshold(tau=_number(threshold.get("tau"), "threshold.tau"),
                                 method=_text(threshold.get("method", "not recorded"),
@@ -273,14 +268,6 @@ def _calibrator(section: Any) -> Calibrator:
         raise ConfigError("calibrator", f"damaged section ({error})") from None
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-_ANY_TEXT = Text(max_chars=1_000_000, blank=True)
-"""A stored string: any valid Unicode (no lone surrogates); config.json's bounded read caps it."""
-
-
 def _number(value: Any, name: str) -> float:
     return check_value(value, Real(), name)
 
@@ -290,25 +277,11 @@ def _integer(value: Any, name: str) -> int:
 
 
 def _text(value: Any, name: str) -> str:
-    return check_value(value, _ANY_TEXT, name)
-
-
-def _numbers(value: Any, name: str) -> tuple[float, ...]:
-    if not isinstance(value, list):
-        raise ConfigError(name, f"must be a list of numbers, got {_show(value)}")
-    return tuple(_number(item, f"{name}[{index}]") for index, item in enumerate(value))
+    return check_value(value, TEXT, name)
 
 
 def _section(data: dict[str, Any], key: str) -> dict[str, Any]:
-    section = data.get(key)
-    if not isinstance(section, dict):
-        raise ConfigError(key, "section missing or not a JSON object")
-    return section
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return check_value(data.get(key), SECTION, key)
 
 
 def _check_depth(data: Any) -> None:

@@ -22,16 +22,55 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from imad.constraints import Constraints, Real, check_fields, check_value
 from imad.errors import ConfigError, DatasetError
 from imad.router.registry import resolve_checkpoint
 from imad.router.router import Router
+from imad.routing_options import TRIGGER_RATE
 
 TAU_MARGIN = 1e-6
 """τ is kept within [TAU_MARGIN, 1 − TAU_MARGIN]: a checkpoint's τ must lie in (0, 1)."""
+MAX_TOKENS = 1e7
+"""Bound on a token count per question or per debate: ten million tokens is no real budget."""
+
+TOKENS = Real(0.0, MAX_TOKENS, closed="neither")
+TARGET_ROWS = {"target_rate": TRIGGER_RATE, "token_budget": TOKENS, "debate_tokens": TOKENS,
+               "single_tokens": TOKENS}
+"""What each `CalibrationTarget` field holds when given (a flag's text is read by it)."""
+FLAGS = {"target_rate": "--target-trigger-rate", "token_budget": "--token-budget",
+         "debate_tokens": "--debate-tokens", "single_tokens": "--single-tokens"}
+"""The `imad calibrate` flag of each `CalibrationTarget` field."""
+
+
+def target_flag(name: str) -> str:
+    """`field (--flag)`, how a calibration target's errors name a field."""
+    return f"{name} ({FLAGS[name]})"
+
+
+@dataclass(frozen=True)
+class CalibrationTarget:
+    """What τ should achieve (module docstring): a target trigger rate, or a token budget per
+    question with the extra tokens of one debate (and of one self-critique call: None, the
+    validation corpus's mean)."""
+
+    target_rate: float | None = None
+    token_budget: float | None = None
+    debate_tokens: float | None = None
+    single_tokens: float | None = None
+
+    constraints: ClassVar[Constraints] = {name: (None, row) for name, row in TARGET_ROWS.items()}
+
+    def __post_init__(self) -> None:
+        check_fields(self, label=target_flag)
+        if (self.target_rate is None) == (self.token_budget is None):
+            raise ConfigError("target", "give exactly one of --target-trigger-rate and --token-budget")
+        if self.token_budget is not None and self.debate_tokens is None:
+            raise ConfigError(target_flag("debate_tokens"), "a token budget needs the extra tokens "
+                              "one debate costs (e.g. --debate-tokens 4000)")
 
 
 @dataclass(frozen=True)
@@ -74,7 +113,7 @@ class CalibrationResult:
 def tau_for_trigger_rate(p: np.ndarray, labels: np.ndarray, rate: float,
                          unparsed: int = 0) -> ThresholdChoice:
     """The τ that escalates the largest share ≤ `rate` of the questions (module docstring)."""
-    check_rate(rate)
+    rate = check_rate(rate)
     scores = np.sort(np.asarray(p, dtype=np.float64).reshape(-1))
     questions = scores.size + unparsed
     if scores.size == 0:
@@ -101,19 +140,15 @@ def tau_for_trigger_rate(p: np.ndarray, labels: np.ndarray, rate: float,
     )
 
 
-def check_rate(rate: float) -> None:
-    if not (isinstance(rate, (int, float)) and math.isfinite(rate) and 0.0 < rate < 1.0):
-        raise ConfigError("target trigger rate (--target-trigger-rate)",
-                          f"must be a number strictly between 0 and 1, got {rate!r}")
+def check_rate(rate: float) -> float:
+    """`rate` as a float strictly between 0 and 1 (its `CalibrationTarget` row)."""
+    return check_value(rate, TRIGGER_RATE, target_flag("target_rate"))
 
 
 def rate_for_token_budget(budget: float, single_tokens: float, debate_tokens: float) -> float:
     """R = (B − S) / D: the trigger rate a budget of B tokens per question allows."""
-    if not (math.isfinite(debate_tokens) and debate_tokens > 0):
-        raise ConfigError("debate tokens (--debate-tokens)",
-                          f"must be > 0 extra tokens per debate, got {debate_tokens!r}")
-    if not (math.isfinite(single_tokens) and single_tokens > 0):
-        raise ConfigError("single-call tokens (--single-tokens)", f"must be > 0, got {single_tokens!r}")
+    check_value(debate_tokens, TOKENS, target_flag("debate_tokens"))
+    check_value(single_tokens, TOKENS, target_flag("single_tokens"))
     rate = (budget - single_tokens) / debate_tokens
     if not 0.0 < rate < 1.0:
         raise ConfigError(
@@ -154,13 +189,9 @@ def calibrate_router(router_path: str | Path | None, validation: Callable[[Route
                      out: str | Path | None = None, overwrite: bool = False) -> CalibrationResult:
     """Choose τ (by rate or budget) on `validation(router)`, save a new checkpoint version, and
     reload it to check. `router_path` is a shipped name or a directory (None: the default)."""
-    if (target_rate is None) == (token_budget is None):
-        raise ConfigError("target", "give exactly one of --target-trigger-rate and --token-budget")
-    if target_rate is not None:
-        check_rate(target_rate)
-    if token_budget is not None and debate_tokens is None:
-        raise ConfigError("debate tokens (--debate-tokens)", "a token budget needs the extra tokens "
-                          "one debate costs (e.g. --debate-tokens 4000)")
+    target = CalibrationTarget(target_rate, token_budget, debate_tokens, single_tokens)
+    target_rate, token_budget = target.target_rate, target.token_budget
+    debate_tokens, single_tokens = target.debate_tokens, target.single_tokens
     source_path = resolve_checkpoint(router_path)
     router = Router.load(source_path)
     destination = new_checkpoint_path(source_path, out, overwrite)

@@ -21,28 +21,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from imad.constraints import Boolean, Integer, Real
 from imad.router.record_schema import (
-    Flag,
+    MAX_COUNT,
+    MAX_MAGNITUDE,
+    TEXT,
     Free,
-    Integer,
     ListOf,
     MapOf,
     Nested,
     Nullable,
-    Number,
     Section,
-    Text,
     thaw,
 )
 
-COUNT = Integer()
-SEED = Integer(maximum=2**32 - 1)  # numpy's and scikit-learn's seed range
-TEXT = Text()
+COUNT = Integer(0, MAX_COUNT)
+SEED = Integer(0, 2**32 - 1)  # numpy's and scikit-learn's seed range
 TEXTS = ListOf(TEXT)
-PROBABILITY = Number(0.0, 1.0)
-METRIC = Number(allow_nan=True)
+FLAG = Boolean()
+
+
+def number(low: float = -MAX_MAGNITUDE, high: float = MAX_MAGNITUDE, **options: Any) -> Real:
+    """A measurement's row: finite, bounded, and an int kept an int, so it is written back as
+    it was read."""
+    return Real(low, high, as_float=False, **options)
+
+
+PROBABILITY = number(0.0, 1.0)
+METRIC = number(nan=True)
 """A measured score: NaN where undefined on its rows (AUROC with one class)."""
-POSITIVE = Number(0.0, open_low=True)
+POSITIVE = number(0.0, closed="right")
 
 
 def _section(cls: type[Section]) -> Nested:
@@ -61,7 +69,7 @@ class DatasetCounts(Section):
 
     FIELDS = {"records": ("records", COUNT), "labelled": ("labelled", COUNT),
               "parse_failures": ("parse_failures", COUNT),
-              "positive_rate": ("positive_rate", Nullable(PROBABILITY))}
+              "positive_rate": ("positive_rate", (None, PROBABILITY))}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,11 +133,11 @@ class LossRecord(Section):
     n_bins: int | None = None
     class_balanced_alpha: bool | None = None
 
-    FIELDS = {"name": ("name", TEXT), "alpha0": ("alpha0", Number(0.0)),
-              "alpha1": ("alpha1", Number(0.0)), "gamma": ("gamma", Number(0.0)),
-              "tau": ("tau", PROBABILITY), "lambda_cp": ("lambda_cp", Number(0.0)),
-              "mu_ece": ("mu_ece", Number(0.0)), "n_bins": ("n_bins", Integer(1)),
-              "class_balanced_alpha": ("class_balanced_alpha", Flag())}
+    FIELDS = {"name": ("name", TEXT), "alpha0": ("alpha0", number(0.0)),
+              "alpha1": ("alpha1", number(0.0)), "gamma": ("gamma", number(0.0)),
+              "tau": ("tau", PROBABILITY), "lambda_cp": ("lambda_cp", number(0.0)),
+              "mu_ece": ("mu_ece", number(0.0)), "n_bins": ("n_bins", Integer(1, MAX_COUNT)),
+              "class_balanced_alpha": ("class_balanced_alpha", FLAG)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,9 +153,10 @@ class OptimizerRecord(Section):
     early_stopping: bool | None = None
 
     FIELDS = {"name": ("name", TEXT), "learning_rate": ("learning_rate", POSITIVE),
-              "batch_size": ("batch_size", Integer(1)), "max_epochs": ("max_epochs", COUNT),
-              "epochs_run": ("epochs_run", COUNT), "selected_epoch": ("selected_epoch", Integer(-1)),
-              "early_stopping": ("early_stopping", Flag())}
+              "batch_size": ("batch_size", Integer(1, MAX_COUNT)), "max_epochs": ("max_epochs", COUNT),
+              "epochs_run": ("epochs_run", COUNT),
+              "selected_epoch": ("selected_epoch", Integer(-1, MAX_COUNT)),
+              "early_stopping": ("early_stopping", FLAG)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -165,10 +174,9 @@ class FitSettings(Section):
 
     FIELDS = {"corpus": ("corpus", TEXTS), "output": ("output", TEXT), "seed": ("seed", SEED),
               "split_seed": ("split_seed", SEED),
-              "validation_fraction": ("validation_fraction", Number(0.0, 1.0, open_low=True,
-                                                                    open_high=True)),
-              "feature_schema": ("feature_schema", Integer(1)),
-              "feature_cache": ("feature_cache", Nullable(TEXT))}
+              "validation_fraction": ("validation_fraction", number(0.0, 1.0, closed="neither")),
+              "feature_schema": ("feature_schema", Integer(1, MAX_COUNT)),
+              "feature_cache": ("feature_cache", (None, TEXT))}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -228,10 +236,10 @@ class TokenBudget(Section):
     single_call_tokens_source: str | None = None
     debate_tokens: float | None = None
 
-    FIELDS = {"tokens_per_question": ("tokens_per_question", Number(0.0)),
-              "single_call_tokens": ("single_call_tokens", Number(0.0)),
+    FIELDS = {"tokens_per_question": ("tokens_per_question", number(0.0)),
+              "single_call_tokens": ("single_call_tokens", number(0.0)),
               "single_call_tokens_source": ("single_call_tokens_source", TEXT),
-              "debate_tokens": ("debate_tokens", Number(0.0))}
+              "debate_tokens": ("debate_tokens", number(0.0))}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -289,7 +297,7 @@ class RecalibrationRecord(Section):
     FIELDS = {"method": ("method", TEXT), "described": ("described", TEXT),
               "answers": ("answers", COUNT), "labelled": ("labelled", COUNT),
               "unparsed": ("unparsed", COUNT), "files": ("files", TEXTS),
-              "true_accuracy": ("true_accuracy", Nullable(PROBABILITY)),
+              "true_accuracy": ("true_accuracy", (None, PROBABILITY)),
               "mean_p_before": ("mean_p_before", PROBABILITY),
               "mean_p_after": ("mean_p_after", PROBABILITY),
               "parent": ("parent", _section(ParentRecord))}

@@ -15,7 +15,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from imad.errors import ConfigError, MissingDependencyError
+from imad.constraints import URL, Constraints, Integer, Options, Real, check_value, parse_text
+from imad.errors import MissingDependencyError
 from imad.tracing.spans import tracer
 
 EXPORTER_GROUP = "opentelemetry_traces_exporter"
@@ -34,11 +35,10 @@ def exporter_names(environ: Mapping[str, str]) -> list[str]:
         return []
     protocol = (environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
                 or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip()
-    if "otlp" in chosen and protocol not in OTLP_BY_PROTOCOL:
+    if "otlp" in chosen:
         variable = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" if environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
                     else "OTEL_EXPORTER_OTLP_PROTOCOL")
-        raise ConfigError(variable,
-                          f"must be one of {sorted(OTLP_BY_PROTOCOL)}, got {protocol!r}")
+        check_value(protocol, Options(*sorted(OTLP_BY_PROTOCOL)), variable)
     return [OTLP_BY_PROTOCOL[protocol] if name == "otlp" else name for name in chosen]
 
 
@@ -79,70 +79,52 @@ def configure_from_environment(environ: Mapping[str, str] | None = None) -> bool
     return True
 
 
-BSP_INTEGERS = {"OTEL_BSP_SCHEDULE_DELAY": 1, "OTEL_BSP_EXPORT_TIMEOUT": 0,
-                "OTEL_BSP_MAX_QUEUE_SIZE": 1, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": 1}
-"""The batch span processor's integer variables and their least value; the SDK logs a traceback
-for a non-integer and overflows on a huge one, so they are checked here first."""
 MAX_BSP_VALUE = 2**31 - 1
+ENDPOINT = URL(ascii_only=True)
+TIMEOUT = Real(0.0, 3600.0, closed="right")
+ENVIRONMENT: Constraints = {
+    "OTEL_BSP_SCHEDULE_DELAY": Integer(1, MAX_BSP_VALUE),
+    "OTEL_BSP_EXPORT_TIMEOUT": Integer(0, MAX_BSP_VALUE),
+    "OTEL_BSP_MAX_QUEUE_SIZE": Integer(1, MAX_BSP_VALUE),
+    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": Integer(1, MAX_BSP_VALUE),
+    "OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT,
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": ENDPOINT,
+    "OTEL_EXPORTER_OTLP_TIMEOUT": TIMEOUT,
+    "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": TIMEOUT,
+}
+"""The trace export's variables the SDK would refuse with a traceback, overflow on (the batch
+span processor's integers, in milliseconds and spans) or silently replace (an endpoint it cannot
+reach, a timeout of seconds), one row each; the sampler's are checked against the installed
+samplers (`check_environment`)."""
 SAMPLERS = ("always_on", "always_off", "traceidratio", "parentbased_always_on",
             "parentbased_always_off", "parentbased_traceidratio")
+SAMPLER_RATIO = Real(0.0, 1.0)
 
 
 def check_environment(environ: Mapping[str, str]) -> None:
     """ConfigError naming the first OTEL_* variable of the trace export the SDK would refuse,
     misread or silently replace (an integer, endpoint, timeout, sampler or ratio)."""
-    from urllib.parse import urlsplit
-
-    for name, least in BSP_INTEGERS.items():
-        value = environ.get(name)
-        if value is not None and not (value.strip().isascii() and value.strip().isdigit()
-                                      and len(value.strip()) <= 10
-                                      and least <= int(value) <= MAX_BSP_VALUE):
-            raise ConfigError(name, f"must be an integer in [{least}, {MAX_BSP_VALUE}], got {value[:40]!r}")
-    for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-        value = environ.get(name)
-        if value is None:
-            continue
-        try:
-            parts = urlsplit(value)
-            usable = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
-        except (ValueError, UnicodeError):
-            usable = False
-        if not usable or not value.isascii():
-            raise ConfigError(name, f"must be an http(s) URL with a host, got {value[:80]!r}")
-    for name in ("OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"):
-        value = environ.get(name)
-        if value is not None and not _in_range(value, 0.0, 3600.0, low_open=True):
-            raise ConfigError(name, f"must be a number of seconds in (0, 3600], got {value[:40]!r}")
+    for name, allowed in ENVIRONMENT.items():
+        if name in environ:
+            parse_text(environ[name], allowed, name)
     sampler = environ.get("OTEL_TRACES_SAMPLER")
     if sampler is not None:
         from importlib.metadata import entry_points
 
         known = {*SAMPLERS, *(point.name for point in entry_points(group="opentelemetry_traces_sampler"))}
-        if sampler.strip().lower() not in known:
-            raise ConfigError("OTEL_TRACES_SAMPLER", f"unknown sampler {sampler[:40]!r}; choose one of "
-                                                     f"{', '.join(sorted(known))}")
+        check_value(sampler.strip().lower(), Options(*sorted(known)), "OTEL_TRACES_SAMPLER")
         argument = environ.get("OTEL_TRACES_SAMPLER_ARG")
-        if "traceidratio" in sampler.lower() and argument is not None and not _in_range(argument, 0.0, 1.0):
-            raise ConfigError("OTEL_TRACES_SAMPLER_ARG", f"must be a ratio in [0, 1], got {argument[:40]!r}")
-
-
-def _in_range(text: str, low: float, high: float, *, low_open: bool = False) -> bool:
-    try:
-        number = float(text)
-    except ValueError:
-        return False
-    return (low < number if low_open else low <= number) and number <= high
+        if "traceidratio" in sampler.lower() and argument is not None:
+            parse_text(argument, SAMPLER_RATIO, "OTEL_TRACES_SAMPLER_ARG")
 
 
 def _exporter_class(name: str) -> type:
     from importlib.metadata import entry_points
 
     found = {point.name: point for point in entry_points(group=EXPORTER_GROUP)}
-    if name not in found:
-        if name.startswith("otlp"):
-            package = "opentelemetry-exporter-otlp-proto-" + ("grpc" if "grpc" in name else "http")
-            raise MissingDependencyError(package, f"pip install {package}", f"the {name!r} trace exporter")
-        raise ConfigError("OTEL_TRACES_EXPORTER", f"unknown trace exporter {name[:40]!r}; installed: "
-                                                  f"{', '.join(sorted(found)) or 'none'} (or 'none')")
+    if name not in found and name.startswith("otlp"):
+        package = "opentelemetry-exporter-otlp-proto-" + ("grpc" if "grpc" in name else "http")
+        raise MissingDependencyError(package, f"pip install {package}", f"the {name!r} trace exporter")
+    check_value(name, Options(*sorted(found)), "OTEL_TRACES_EXPORTER",
+                advice="name installed trace exporters, or 'none' alone for no export")
     return found[name].load()

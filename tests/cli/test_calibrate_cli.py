@@ -77,7 +77,8 @@ def test_ties_and_extreme_scores():
 
 @pytest.mark.parametrize("rate", [0.0, 1.0, 1.5, -0.1, math.nan])
 def test_rate_outside_the_open_interval(rate):
-    with pytest.raises(ConfigError, match="strictly between 0 and 1"):
+    with pytest.raises(ConfigError, match=r"^target_rate \(--target-trigger-rate\): must be a finite "
+                                          r"number in \(0, 1\), got "):
         tau_for_trigger_rate(np.array([0.5]), np.array([1]), rate)
 
 
@@ -150,8 +151,9 @@ def test_calibrate_for_a_token_budget_on_given_corpus(trained, workdir, capsys):
 
 @pytest.mark.parametrize(("arguments", "message"), [
     (["--router", "MISSING", "--target-trigger-rate", "0.2"], "no router checkpoint directory"),
-    (["--target-trigger-rate", "1.5"], "strictly between 0 and 1"),
-    (["--target-trigger-rate", "0"], "strictly between 0 and 1"),
+    (["--target-trigger-rate", "1.5"], "target_rate (--target-trigger-rate): must be a finite number "
+                                       "in (0, 1), got '1.5'"),
+    (["--target-trigger-rate", "0"], "must be a finite number in (0, 1), got '0'"),
     (["--token-budget", "900"], "a token budget needs the extra tokens"),
     (["--target-trigger-rate", "0.2", "--out", "TRAINED"], "must not replace the one it comes from"),
     (["--target-trigger-rate", "0.2", "--out", "NONEMPTY"], "exists and is not empty"),

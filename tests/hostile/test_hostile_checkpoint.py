@@ -66,18 +66,18 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
 
 CONFIG_CASES = [
     # item 2: absurd but finite scaler values used to pass and give p = NaN
-    ("scaler.mean.0", 1e308, "scaler.mean: holds a non-finite value or one beyond"),
-    ("scaler.mean.3", -1e7, "scaler.mean: holds a non-finite value or one beyond"),
-    ("scaler.scale.0", 1e-300, "scaler.scale: must be ≥ 1e-06"),
-    ("scaler.scale.0", 0.0, "scaler.scale: must be ≥ 1e-06"),
-    ("scaler.scale.0", -1.0, "scaler.scale: must be ≥ 1e-06"),
+    ("scaler.mean.0", 1e308, "scaler.mean[0]: must be a finite number in [-1000000, 1000000], got 1e+308"),
+    ("scaler.mean.3", -1e7, "scaler.mean[3]: must be a finite number in [-1000000, 1000000]"),
+    ("scaler.scale.0", 1e-300, "scaler.scale[0]: must be a finite number in [1e-06, 1000000]"),
+    ("scaler.scale.0", 0.0, "scaler.scale[0]: must be a finite number in [1e-06, 1000000], got 0.0"),
+    ("scaler.scale.0", -1.0, "scaler.scale[0]: must be a finite number in [1e-06, 1000000], got -1.0"),
     ("scaler.scale.5", math.inf, "scaler.scale[5]: must be a finite number"),
     ("scaler.mean.2", math.nan, "scaler.mean[2]: must be a finite number"),
     # item 8: types checked strictly
-    ("scaler.mean.0", "abc", "scaler.mean[0]: must be a finite number, got 'abc'"),
+    ("scaler.mean.0", "abc", "scaler.mean[0]: must be a finite number in [-1000000, 1000000], got 'abc'"),
     ("scaler.mean", "abc", "scaler.mean: must be a list of numbers"),
-    ("scaler.scale.1", True, "scaler.scale[1]: must be a finite number, got True"),
-    ("scaler.mean.1", None, "scaler.mean[1]: must be a finite number, got None"),
+    ("scaler.scale.1", True, "scaler.scale[1]: must be a finite number in [1e-06, 1000000], got True"),
+    ("scaler.mean.1", None, "scaler.mean[1]: must be a finite number in [-1000000, 1000000], got None"),
     ("schema_version", True, "schema_version must be an integer, got True"),
     ("schema_version", "1", "schema_version must be an integer, got '1'"),
     ("schema_version", 1.0, "schema_version must be an integer, got 1.0"),
@@ -98,13 +98,13 @@ CONFIG_CASES = [
     ("model.dropout", math.nan, "dropout: must be in [0, 1)"),
     ("model.confidence_clip", 0.7, "confidence_clip: must be in (0, 0.5)"),
     ("model.heads", 3, "heads: unknown router-model hyper-parameter"),
-    ("model", [], "model: section missing or not a JSON object"),
+    ("model", [], "model: must be a JSON object (the section is required), got []"),
     ("model.depth", 4, "does not fit the configured network"),
     ("model.width", 64, "has shape (32, 41), the network in config.json expects (64, 41)"),
     ("model.width", 4096, "expects (4096, 41)"),  # checked on the meta device: nothing allocated
     # the feature section and the rest
-    ("features.names", "conf_initial", "features.names: must be a list of feature names"),
-    ("features.names.0", 17, "features.names: must be a list of feature names"),
+    ("features.names", "conf_initial", "features.names: must be a list, got 'conf_initial'"),
+    ("features.names.0", 17, "features.names[0]: must be a string of at most 1,000,000 characters, got 17"),
     ("features.schema_version", True, "features.schema_version: must be an integer"),
     ("features.hash", 5, "features.hash: must be a string"),
     ("features.hash", "0" * 64, "the feature hash does not match"),

@@ -2,18 +2,22 @@
 
 The cases are generated from the tables themselves (`imad.constraints.table_of`): for each
 field of each config, each hostile value its row's kind must refuse goes in through the
-constructor, and each hostile text through that config's `KEY=VALUE` reader. Every one must be
-a `ConfigError` naming the field; a row whose bounds let a huge count or 1e308 through fails.
+constructor, and each hostile text through that config's `KEY=VALUE` reader or command-line
+flag. Every one must be a `ConfigError` naming the field (or, for a flag argparse reads first,
+a usage error naming the flag); a row whose bounds let a huge count or 1e308 through fails.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 
+from imad.cli.calibrate import add_arguments as add_calibrate_arguments
+from imad.cli.calibrate import target_from_args
 from imad.cli.debate import parse_overrides
 from imad.constraints import (
     Boolean,
@@ -28,6 +32,7 @@ from imad.constraints import (
     check_value,
     table_of,
 )
+from imad.critique.call import SelfCritique
 from imad.debate.peer_prediction import aggregate, update_weights
 from imad.debate.registry import BACKENDS
 from imad.errors import ConfigError
@@ -36,8 +41,12 @@ from imad.llm.local_gguf import LocalGGUFChat
 from imad.llm.openai_http import OpenAICompatibleChat
 from imad.llm.scripted import ScriptedChat
 from imad.llm.spec import chat_model_from_spec
+from imad.router.threshold import FLAGS as CALIBRATE_FLAGS
+from imad.router.threshold import CalibrationTarget
 from imad.serve.settings import ServeSettings, serve_flag
 from training.config import FitConfig
+from training.corpus import config_from_args as corpus_config_from_args
+from training.corpus_config import CorpusConfig, corpus_flag
 from training.e2e.config import E2EConfig
 from training.evaluate import parse_backend_options
 from training.evaluation.config import EvaluateConfig
@@ -69,6 +78,9 @@ CONFIGS: dict[type, dict[str, Any]] = {
     FitConfig: {},
     EvaluateConfig: {"datasets": ("medqa",)},
     E2EConfig: {"datasets": ("medqa",)},
+    CorpusConfig: {"datasets": ("medqa",)},
+    SelfCritique: {"model": ScriptedChat(lambda request: "")},
+    CalibrationTarget: {},
 }
 
 
@@ -145,6 +157,38 @@ def test_set_and_backend_option_refuse_every_hostile_text(config_class, name, te
         parse_overrides([f"{name}={text}"], backend)
     with pytest.raises(ConfigError, match=rf"^--backend-option {backend}\.{name}: must be "):
         parse_backend_options([f"{backend}.{name}={text}"])
+
+
+def _calibrate_flags(name: str, text: str) -> None:
+    """`imad calibrate` (and `python -m training.calibrate`) with one target flag's text."""
+    parser = argparse.ArgumentParser()
+    add_calibrate_arguments(parser)
+    flag = CALIBRATE_FLAGS[name]
+    other = [] if flag in ("--target-trigger-rate", "--token-budget") else ["--target-trigger-rate=0.2"]
+    target_from_args(parser.parse_args([f"{flag}={text}", *other]))
+
+
+def _corpus_flags(name: str, text: str) -> None:
+    """`python -m training.corpus` with one flag's text (read, checked, nothing answered)."""
+    corpus_config_from_args(["--dataset", "medqa", f"{corpus_flag(name)}={text}"])
+
+
+FLAG_DOORS = {CalibrationTarget: (_calibrate_flags, CALIBRATE_FLAGS.__getitem__),
+              CorpusConfig: (_corpus_flags, corpus_flag)}
+
+
+@pytest.mark.parametrize(("config_class", "name", "text"), _text_cases(list(FLAG_DOORS)))
+def test_corpus_and_calibrate_flags_refuse_every_hostile_text(config_class, name, text, capsys):
+    """A flag's hostile text is a usage error naming the flag: argparse's own (its `ascii_int`
+    integers, choices, switches; exit 2) or the row's `ConfigError` (exit 2 at the entry point)."""
+    read, flag_of = FLAG_DOORS[config_class]
+    with pytest.raises((ConfigError, SystemExit)) as caught:
+        read(name, text)
+    if isinstance(caught.value, SystemExit):
+        assert caught.value.code == 2 and f"argument {flag_of(name)}" in capsys.readouterr().err
+    else:
+        assert caught.value.field == f"{name} ({flag_of(name)})"
+        assert str(caught.value).startswith(f"{name} ({flag_of(name)}): must be ")
 
 
 SPECS = {OpenAICompatibleChat: "openai:m@http://127.0.0.1:9/v1", LocalGGUFChat: "local"}

@@ -60,7 +60,7 @@ def test_the_bounds_are_inclusive_and_give_floats(value, expected):
 
 def test_fixed_threshold_source_is_checked():
     assert FixedThreshold(0.5, source="checkpoint").source == "checkpoint"
-    with pytest.raises(ConfigError, match="tau_source: must be one of checkpoint, request"):
+    with pytest.raises(ConfigError, match="tau_source: must be one of 'checkpoint', 'request', got 'budget'"):
         FixedThreshold(0.5, source="budget")
 
 

@@ -92,5 +92,5 @@ def test_the_largest_window_is_accepted_and_one_more_is_not():
     from imad.routing_options import MAX_BUDGET_WINDOW
 
     assert TriggerBudget(0.2, window=MAX_BUDGET_WINDOW).window == MAX_BUDGET_WINDOW
-    with pytest.raises(ConfigError, match=r"\[1, 1,000,000\]"):
+    with pytest.raises(ConfigError, match=r"window: must be an integer in \[1, 1000000\], got 1000001"):
         TriggerBudget(0.2, window=MAX_BUDGET_WINDOW + 1)

@@ -218,7 +218,8 @@ def test_scaler_of_wrong_length_is_refused(saved_router):
 
 def test_zero_scale_is_refused(saved_router):
     _edit_config(saved_router, lambda c: c["scaler"]["scale"].__setitem__(0, 0.0))
-    assert "scaler.scale: must be ≥ 1e-06" in _load_error(saved_router)
+    assert "scaler.scale[0]: must be a finite number in [1e-06, 1000000], got 0.0" in \
+        _load_error(saved_router)
 
 
 def test_tau_outside_unit_interval_is_refused(saved_router):
