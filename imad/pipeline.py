@@ -44,7 +44,7 @@ from imad.router.budget import TriggerBudget
 from imad.routing_options import DEFAULT_WARM_UP
 
 if TYPE_CHECKING:
-    from imad.router.featurize import Featurizer
+    from imad.router.score import Scorer
 
 ANSWER_SOURCES = ("single_agent", "debate", "single_agent_fallback", "none")
 
@@ -118,11 +118,11 @@ class Pipeline:
     def __init__(self, router: Router, model: ChatModel, backend: DebateBackend | str = "acemad", *,
                  policy: Policy | ThresholdRule | None = None, critique: SelfCritique | None = None,
                  backend_options: dict[str, Any] | None = None,
-                 featurizer: Featurizer | None = None) -> None:
+                 scorer: Scorer | None = None) -> None:
         self.router = router
         self.policy = as_policy(router, policy)
         self.model = model
-        self.featurizer = featurizer
+        self.scorer = scorer
         self.critique = critique or SelfCritique(model, confidence_source=router_confidence_source(router))
         self.backend = (create_backend(backend, model, **(backend_options or {}))
                         if isinstance(backend, str) else backend)
@@ -161,8 +161,10 @@ class Pipeline:
     def _decide(self, question: Question, critique: CritiqueResult) -> RouterDecision:
         """Score the self-critique and decide with the policy (τ and its source are chosen
         there, once); one `imad.decision` span holding the features' span."""
+        if critique.ok and self.scorer is not None:
+            return self.policy.decide(self.scorer(question, critique.response))
         score = self.router.score(
-            question, critique.response if critique.ok else None, featurizer=self.featurizer,
+            question, critique.response if critique.ok else None,
             parse_error=None if critique.ok else f"{critique.status}: {critique.error}")
         return self.policy.decide(score)
 

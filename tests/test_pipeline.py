@@ -171,3 +171,21 @@ def test_the_router_is_shared_not_copied_and_a_budget_is_the_rule():
     assert pipelines[0].policy.rule == FixedThreshold(0.7, source="checkpoint",
                                                        method=router.tau_method)
     assert pipelines[2].policy.rule is budget and pipelines[3].policy.rule is budget
+
+
+def test_a_scorer_scores_parsed_answers_and_the_router_the_unparsed_ones():
+    """The server's batcher is such a scorer: the pipeline hands it parsed answers only."""
+    router = make_router()
+    seen = []
+
+    def scorer(question, response):
+        seen.append((question.id, response.final_answer))
+        return router.score(question, response)
+
+    pipeline = Pipeline(router, ScriptedChat(scripted), "svrmad", policy=FixedThreshold(0.0), scorer=scorer)
+    kept = pipeline.answer(MCQ)
+    assert seen == [("q1", "D")] and kept.decision == Pipeline(router, ScriptedChat(scripted), "svrmad",
+                                                               policy=FixedThreshold(0.0)).answer(MCQ).decision
+    garbled = Pipeline(router, ScriptedChat(lambda request: "not json"), "svrmad",
+                       policy=FixedThreshold(0.0), scorer=scorer).answer(MCQ)
+    assert len(seen) == 1 and garbled.decision.parse_status == "unparsed"

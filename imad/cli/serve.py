@@ -56,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "budgets are per process (default: %(default)s)")
     parser.add_argument("--metrics-public", action="store_true",
                         help="serve GET /metrics without the API key (default: auth like /v1)")
+    parser.add_argument("--no-scoring-process", action="store_true",
+                        help="score answers in a thread of each server process instead of its own "
+                             "child process (saves ~200 MB per process; uses less than two cores)")
     parser.add_argument("--request-timeout", default=_DEFAULTS.request_timeout_s,
                         metavar="SECONDS", help="504 after this long (default: %(default)s)")
     parser.add_argument("--max-request-bytes", default=_DEFAULTS.max_request_bytes,
@@ -98,7 +101,7 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         max_queue=_from_flag(args.max_queue, "max_queue", "--max-queue"),
         queue_timeout_s=_from_flag(args.queue_timeout, "queue_timeout_s", "--queue-timeout"),
         workers=_from_flag(args.workers, "workers", "--workers"),
-        metrics_public=args.metrics_public,
+        metrics_public=args.metrics_public, scoring_process=not args.no_scoring_process,
         request_timeout_s=_from_flag(args.request_timeout, "request_timeout_s", "--request-timeout"),
         retry_after_s=_from_flag(args.retry_after, "retry_after_s", "--retry-after"),
         default_backend=args.backend, default_tau=args.tau, log_prompts=args.log_prompts,

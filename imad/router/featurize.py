@@ -22,8 +22,7 @@ from imad.errors import FeatureError, MissingDependencyError
 
 Featurizer = Callable[[str, features.CritiqueFields, int], np.ndarray]
 """What `Router.score` extracts a response's vector with: (question text, response, schema
-version) → float64 array of shape (n_features,). `extract` is the default; `imad serve` passes
-its cross-request batcher (`imad.serve.batcher`)."""
+version) → float64 array of shape (n_features,). `extract` is the default."""
 
 
 @contextmanager

@@ -17,6 +17,7 @@ imad survive a round trip through an older one; they are free-form by definition
 from __future__ import annotations
 
 import copy
+import copyreg
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -196,6 +197,15 @@ def freeze(value: Any, name: str) -> Any:
     if hasattr(value, "item") and hasattr(value, "dtype"):  # a numpy scalar from a metric
         return value.item()
     raise ConfigError(name, f"holds a {type(value).__name__}, which config.json cannot store")
+
+
+def _read_only_mapping(items: dict[str, Any]) -> MappingProxyType:
+    return MappingProxyType(items)
+
+
+# A frozen section pickles as its plain dict and unpickles read-only again, so a router can be
+# sent to another process (the server's scoring process, a multiprocessing pool).
+copyreg.pickle(MappingProxyType, lambda proxy: (_read_only_mapping, (dict(proxy),)))
 
 
 def thaw(value: Any) -> Any:

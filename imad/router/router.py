@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import math
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,10 +36,10 @@ from imad.router.checkpoint import (
     write_checkpoint,
 )
 from imad.router.config import CONFIDENCE_FEATURE, RouterConfig
-from imad.router.decision import NON_FINITE, Cue, RouterDecision
+from imad.router.decision import Cue, RouterDecision
 from imad.router.model import RouterNet
 from imad.router.registry import resolve_checkpoint
-from imad.router.score import RouterScore, ood_flag, unparsed_score
+from imad.router.score import RouterScore, ScoredRows, unparsed_score
 
 if TYPE_CHECKING:
     from imad.critique.schema import CritiqueResponse
@@ -192,29 +192,61 @@ class Router:
                                      torch.from_numpy(confidence))
         return output.p.numpy().astype(np.float64), output.u.numpy().astype(np.float64)
 
-    # --- scoring one answer -------------------------------------------------------------------
+    # --- scoring answers -----------------------------------------------------------------------
 
     def explain(self, feature_vector: np.ndarray) -> list[Cue]:
         """Every feature's effect on p: p minus p with that feature set to its training mean."""
-        return list(self._explained(feature_vector)[3])
+        return list(self.score_vectors(["explain"], np.reshape(feature_vector, (1, -1)))[0].cues)
 
-    def _explained(self, feature_vector: np.ndarray
-                   ) -> tuple[float, float, float, tuple[Cue, ...], float | None]:
-        """p, the raw score, u, the cues and the OOD score of one raw vector, from one batch of
-        probes (row 0 is the vector; its scaled form is the one the OOD detector reads)."""
-        row = self._check_features(np.asarray(feature_vector, dtype=np.float64).reshape(1, -1))
-        probes = np.repeat(row, len(self.feature_names) + 1, axis=0)
-        for column in range(len(self.feature_names)):
-            probes[column + 1, column] = self._mean[column]
+    def score_vectors(self, ids: Sequence[str], matrix: np.ndarray) -> list[RouterScore]:
+        """The `RouterScore` of each raw feature row (shape (n, 41)), with its cues and OOD flag;
+        each bit-identical to the row scored alone (see `scored_rows`)."""
+        if len(ids) != len(matrix):
+            raise FeatureError(f"{len(ids)} ids for {len(matrix)} feature rows")
+        rows = self.scored_rows(matrix)
+        return [rows.score(row, question_id) for row, question_id in enumerate(ids)]
+
+    def scored_rows(self, matrix: np.ndarray) -> ScoredRows:
+        """Scores, cues' effects and OOD scores of raw feature rows (n, 41), as arrays.
+
+        Every row's probes (the row, then the row with each feature at its training mean) go
+        through the network in one forward, so n rows cost one call's fixed overhead; the
+        network is row-invariant, so each row's numbers are bit-identical to the row alone."""
+        matrix = self._check_features(np.asarray(matrix, dtype=np.float64))
+        n_rows, n_features = matrix.shape
+        block = n_features + 1
+        probes = np.repeat(matrix, block, axis=0)
+        columns = np.arange(n_features)
+        probes.reshape(n_rows, block, n_features)[:, columns + 1, columns] = self._mean
         scaled = (probes - self._mean) / self._scale
         raw, u = self._score(probes, scaled)
-        p = self.calibrator.apply(raw)
-        cues = tuple(
-            Cue(name, float(row[0, column]), float(p[0] - p[column + 1]))
-            for column, name in enumerate(self.feature_names)
-        )
-        ood_score = None if self._ood is None else float(self._ood.score(scaled[:1])[0])
-        return float(p[0]), float(raw[0]), float(u[0]), cues, ood_score
+        # each row's block on its own: numpy's vector exp/log may round a tail differently
+        p = np.stack([self.calibrator.apply(raw[row * block:(row + 1) * block])
+                      for row in range(n_rows)]) if n_rows else np.zeros((0, block))
+        ood_scores = None
+        if self._ood is not None:  # row by row: a (1, d) product has the same bits in any batch
+            ood_scores = np.array([self._ood.score(scaled[row * block:row * block + 1])[0]
+                                   for row in range(n_rows)], dtype=np.float64)
+        return ScoredRows(
+            feature_names=tuple(self.feature_names), vectors=matrix, p=p[:, 0],
+            raw=raw.reshape(n_rows, block)[:, 0], uncertainty=u.reshape(n_rows, block)[:, 0],
+            effects=p[:, :1] - p[:, 1:], ood_scores=ood_scores,
+            ood_threshold=None if self._ood is None else self._ood.threshold)
+
+    def features_scored(self, texts: Sequence[str],
+                        responses: Sequence[CritiqueResponse]) -> ScoredRows:
+        """`scored_rows` of the answers' features, extracted in one batch (one `nlp.pipe`)."""
+        from imad.router import featurize  # lazy: loads spaCy on first use
+
+        return self.scored_rows(featurize.extract_batch(
+            texts, responses, self.feature_schema_version, batch_size=max(1, len(texts))))
+
+    def score_batch(self, questions: Sequence[Question | str],
+                    responses: Sequence[CritiqueResponse]) -> list[RouterScore]:
+        """Score many parsed self-critiques at once: one feature batch and one forward; each
+        score is bit-identical to `score()` of that answer alone."""
+        rows = self.features_scored([question_text(question) for question in questions], responses)
+        return [rows.score(row, question_id(question)) for row, question in enumerate(questions)]
 
     def score(
         self,
@@ -229,27 +261,17 @@ class Router:
         No τ here: a policy (`imad.policy.Policy`, `router.default_policy()`) decides. A
         response that could not be parsed — `None` with `parse_error` saying why, or the
         `CritiqueParseError` itself — is unscored. `featurizer` extracts the feature vector
-        (default `imad.router.featurize.extract`; a server passes its cross-request batcher).
+        (default `imad.router.featurize.extract`).
         """
-        question_id = _question_id(question)
         if isinstance(response, CritiqueParseError) or response is None:
             reason = response.reason if response is not None else parse_error or "no response"
-            return unparsed_score(question_id, reason)
+            return unparsed_score(question_id(question), reason)
         from imad.router import featurize  # lazy: loads spaCy on first use
 
-        text = question if isinstance(question, str) else question.text
         extract = featurize.extract if featurizer is None else featurizer
         with tracing.features_span(self.feature_schema_version, len(self.feature_names)):
-            vector = extract(text, response, self.feature_schema_version).reshape(1, -1)
-        p, raw, u, cues, ood_score = self._explained(vector)
-        threshold = None if self._ood is None else self._ood.threshold
-        if not (math.isfinite(p) and math.isfinite(u)):
-            return RouterScore(id=question_id, p=None, raw=raw, uncertainty=u,
-                               score_status=NON_FINITE)
-        ood_score, ood, doubtful = ood_flag(ood_score, threshold)
-        return RouterScore(id=question_id, p=p, raw=raw, uncertainty=u, cues=cues,
-                           ood_score=ood_score, ood_threshold=threshold, ood=ood,
-                           ood_doubtful=doubtful)
+            vector = extract(question_text(question), response, self.feature_schema_version)
+        return self.scored_rows(vector.reshape(1, -1)).score(0, question_id(question))
 
     def default_policy(self) -> Policy:
         """The policy the checkpoint describes: its stored τ (`FixedThreshold`, source
@@ -290,12 +312,16 @@ class Router:
         )
 
 
-def _question_id(question: Question | str) -> str:
+def question_id(question: Question | str) -> str:
     """The question's id, or a stable content hash when it has none."""
     if not isinstance(question, str) and question.id:
         return question.id
-    text = question if isinstance(question, str) else question.text
-    return "q-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return "q-" + hashlib.sha256(question_text(question).encode("utf-8")).hexdigest()[:12]
+
+
+def question_text(question: Question | str) -> str:
+    """What the features read of a question: its text."""
+    return question if isinstance(question, str) else question.text
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

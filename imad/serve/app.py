@@ -84,9 +84,14 @@ def error_response(error: ServeError, request_id: str | None = None) -> JSONResp
 
 def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     """The routing server's app. Prepares the factory now, so bad config fails before serving."""
-    factory.prepare(settings.ood_policy)
     metrics = ServerMetrics()
-    runner = PipelineRunner(factory, settings, metrics)
+    runner = PipelineRunner(factory, settings, metrics)  # its scoring process warms up meanwhile
+    try:
+        factory.prepare(settings.ood_policy)
+        runner.scorer.wait_ready()
+    except BaseException:
+        runner.close()
+        raise
     started = int(time.time())
     limits = {"max_concurrency": settings.max_concurrency,
               "upstream_max_concurrency": upstream_concurrency(factory.model),

@@ -1,86 +1,122 @@
-"""Features of concurrent requests extracted together: one `nlp.pipe` over whatever is waiting.
+"""Scores of concurrent requests computed together: one `nlp.pipe` and one forward per batch.
 
-Each request's pipeline runs in its own worker thread and calls the batcher as its featurizer
-(`imad.router.featurize.Featurizer`); the call blocks that thread until its batch is done. One
-batcher thread takes the first waiting job, collects more until `max_batch` are waiting or
-`window_s` has passed, whichever comes first, and extracts them with one
-`featurize.extract_batch` per schema version. The window is not waited out once the batch holds
-every caller that could still come (`expected()`, the server's running pipelines): a lone
-request never waits for company. While a batch runs, the next one fills up by itself, so under
-load batches grow without any extra wait. Debate calls of other requests never wait for it:
-only featurization goes through this thread. Features are bit-identical to one-by-one extraction (`features.extract` is a batch
-of one; tests/serve/test_batcher.py checks it). A batch that fails is extracted again one job at
-a time, so each caller gets its own vector or its own error.
+Each request's pipeline runs in its own worker thread and calls the batcher as its scorer
+(`Pipeline(scorer=…)`); the call blocks that thread until its batch is done. One batcher thread
+takes the first waiting job, collects more until `max_batch` are waiting or `window_s` has
+passed, whichever comes first, and scores them with one `Router.features_scored` (features and
+the network's probes of the whole batch, sent back as arrays; each caller builds its own
+`RouterScore`), by default in the server's scoring process (`imad.serve.scoring_process`) so
+that this work runs on a core of its own. The window is not
+waited out once the batch holds every caller that could still come (`expected()`, the server's
+running pipelines): a lone request never waits for company. While a batch runs, the next one
+fills up by itself, so under load batches grow without any extra wait. Debate calls of other
+requests never wait for it: only scoring goes through this thread. Scores are bit-identical to
+`Router.score` of each answer alone (tests/serve/test_batcher.py checks it). A batch that fails
+— one bad answer, or a scoring process that died — is scored again one answer at a time in this
+thread, so each caller gets its own score or its own error.
 """
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from imad import tracing
 from imad.critique.schema import CritiqueResponse
-from imad.router import featurize
+from imad.question import Question
+from imad.router import Router
+from imad.router.router import question_id, question_text
+from imad.router.score import RouterScore, ScoredRows
+from imad.serve.logs import log_event
+
+BatchScorer = Callable[[Sequence[str], Sequence[CritiqueResponse]], ScoredRows]
+"""Scores a batch of parsed answers (question texts, responses): `Router.features_scored` or a
+`ProcessScorer` running it in the scoring process."""
 
 DEFAULT_MAX_BATCH = 64
 DEFAULT_WINDOW_S = 0.005
+READY_TIMEOUT_S = 300.0
+"""Longest wait for the scorer to warm up at start-up (loading spaCy takes seconds, not minutes)."""
 
 
 @dataclass
 class _Job:
-    question: str
+    question: Question
     response: CritiqueResponse
-    schema_version: int
     done: threading.Event = field(default_factory=threading.Event)
-    vector: np.ndarray | None = None
+    rows: ScoredRows | None = None
+    row: int = 0
+    score: RouterScore | None = None
+    """Set instead of `rows` when the job was scored on its own."""
     batch_size: int = 0
     error: BaseException | None = None
 
 
-class FeatureBatcher:
-    """A featurizer that batches the calls of concurrent threads (see the module docstring)."""
+class ScoreBatcher:
+    """A scorer that batches the calls of concurrent threads (see the module docstring)."""
 
-    def __init__(self, *, max_batch: int = DEFAULT_MAX_BATCH, window_s: float = DEFAULT_WINDOW_S,
-                 expected: Callable[[], int] | None = None) -> None:
-        """`expected`: how many callers may be featurizing now (None: unknown, always wait)."""
+    def __init__(self, router: Router, *, max_batch: int = DEFAULT_MAX_BATCH,
+                 window_s: float = DEFAULT_WINDOW_S, expected: Callable[[], int] | None = None,
+                 score_batch: BatchScorer | None = None,
+                 close_scorer: Callable[[], None] | None = None,
+                 wait_ready: Callable[[float], None] | None = None) -> None:
+        """`expected`: how many callers may be scoring now (None: unknown, always wait).
+        `score_batch`: what scores a batch (default `router.features_scored` in this thread);
+        `close_scorer` is called once the batcher thread has stopped; `wait_ready(timeout_s)`
+        blocks until the scorer is warm."""
+        self.router = router
+        self.score_batch = router.features_scored if score_batch is None else score_batch
+        self._close_scorer = close_scorer
+        self._wait_ready = wait_ready
         self.max_batch = max_batch
         self.window_s = window_s
         self.expected = expected
         self.batch_sizes: list[int] = []
-        """Size of each batch extracted so far (for tests and benchmarks)."""
+        """Size of each batch scored so far (for tests and benchmarks)."""
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._closed = False
         self._lock = threading.Lock()  # no job is queued behind the stop signal
-        self._thread = threading.Thread(target=self._serve, name="imad-features", daemon=True)
+        self._thread = threading.Thread(target=self._serve, name="imad-scoring", daemon=True)
         self._thread.start()
 
-    def __call__(self, question: str, response: CritiqueResponse, schema_version: int) -> np.ndarray:
-        job = _Job(question, response, schema_version)
-        with self._lock:
-            if self._closed:  # a pipeline that outlived the server's shutdown
-                return featurize.extract(question, response, schema_version)
-            self._jobs.put(job)
-        job.done.wait()
-        tracing.annotate({"imad.features.batch_size": job.batch_size})
+    def __call__(self, question: Question, response: CritiqueResponse) -> RouterScore:
+        """The router's score of one parsed answer, scored in a batch with those of the other
+        threads waiting now (an `imad.features` span covers the wait)."""
+        with tracing.features_span(self.router.feature_schema_version, len(self.router.feature_names)):
+            job = _Job(question, response)
+            with self._lock:
+                if self._closed:  # a pipeline that outlived the server's shutdown
+                    return self.router.score(question, response)
+                self._jobs.put(job)
+            job.done.wait()
+            tracing.annotate({"imad.features.batch_size": job.batch_size})
         if job.error is not None:
             raise job.error
-        assert job.vector is not None  # set with done unless error is
-        return job.vector
+        if job.score is not None:
+            return job.score
+        assert job.rows is not None  # set with done unless error or score is
+        return job.rows.score(job.row, question_id(question))
+
+    def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Block until the scorer can score at full speed (its process warm)."""
+        if self._wait_ready is not None:
+            self._wait_ready(timeout_s)
 
     def close(self) -> None:
-        """Stop the batcher thread once the jobs already waiting are done; later calls extract
-        in their own thread."""
+        """Stop the batcher thread once the jobs already waiting are done, then the scorer;
+        later calls score in their own thread."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             self._jobs.put(None)
         self._thread.join()
+        if self._close_scorer is not None:
+            self._close_scorer()
 
     def _serve(self) -> None:
         while True:
@@ -88,7 +124,7 @@ class FeatureBatcher:
             if first is None:
                 return
             batch, stop = self._collect(first)
-            self._extract(batch)
+            self._score(batch)
             if stop:
                 return
 
@@ -107,24 +143,25 @@ class FeatureBatcher:
             batch.append(job)
         return batch, False
 
-    def _extract(self, batch: list[_Job]) -> None:
+    def _score(self, batch: list[_Job]) -> None:
         self.batch_sizes.append(len(batch))
         for job in batch:
             job.batch_size = len(batch)
-        for version in sorted({job.schema_version for job in batch}):
-            jobs = [job for job in batch if job.schema_version == version]
-            try:
-                matrix = featurize.extract_batch([job.question for job in jobs],
-                                                 [job.response for job in jobs], version,
-                                                 batch_size=len(jobs))
-            except Exception:  # one bad job: give each job its own vector or its own error
-                for job in jobs:
-                    try:
-                        job.vector = featurize.extract(job.question, job.response, version)
-                    except Exception as error:
-                        job.error = error
-                    job.done.set()
-                continue
-            for row, job in zip(matrix, jobs, strict=True):
-                job.vector = row.copy()
+        try:
+            rows = self.score_batch([question_text(job.question) for job in batch],
+                                    [job.response for job in batch])
+            if len(rows) != len(batch):
+                raise RuntimeError(f"{len(rows)} scores for a batch of {len(batch)}")
+        except Exception as error:  # one bad answer or a dead process: each job on its own
+            log_event("score_batch_failed", level=logging.WARNING, size=len(batch),
+                      error=f"{type(error).__name__}: {error}")
+            for job in batch:
+                try:
+                    job.score = self.router.score(job.question, job.response)
+                except Exception as job_error:
+                    job.error = job_error
                 job.done.set()
+            return
+        for row, job in enumerate(batch):
+            job.rows, job.row = rows, row
+            job.done.set()

@@ -23,7 +23,7 @@ from imad.router.budget import TriggerBudget
 from imad.serve.model_names import MODEL_PREFIX, SERVE_BACKENDS, ModelChoice
 
 if TYPE_CHECKING:
-    from imad.router.featurize import Featurizer
+    from imad.router.score import Scorer
 
 WARM_UP_RESPONSE = CritiqueResponse(
     initial_answer="yes", initial_reasoning="It has answered a request before.",
@@ -53,14 +53,14 @@ class PipelineFactory:
         return cls(Router.load(router), chat_model_from_spec(llm), dict(backend_options or {}))
 
     def build(self, choice: ModelChoice, model: ChatModel | None = None, *,
-              budget: TriggerBudget | None = None, featurizer: Featurizer | None = None) -> Pipeline:
+              budget: TriggerBudget | None = None, scorer: Scorer | None = None) -> Pipeline:
         """The pipeline for `choice`, calling `model` (default: the shared one), deciding with
-        the policy of `choice` (`policy_for`), extracting features with `featurizer` (default:
-        one extraction per request)."""
+        the policy of `choice` (`policy_for`), scoring with `scorer` (default: `Router.score`,
+        one answer at a time)."""
         return Pipeline(self.router, model if model is not None else self.model, choice.backend,
                         policy=self.policy_for(choice, budget),
                         backend_options=dict(self.backend_options.get(choice.backend, {})),
-                        featurizer=featurizer)
+                        scorer=scorer)
 
     def policy_for(self, choice: ModelChoice, budget: TriggerBudget | None = None) -> Policy:
         """The model name's trigger `budget` when the server keeps one, else its τ suffix (or

@@ -2,8 +2,9 @@
 
 A request takes a concurrency slot, waiting in a bounded queue when none is free (429 when the
 queue is full or the wait too long, `imad.serve.limits`), its pipeline runs in a worker thread
-of a pool sized to the limit (its features extracted in one batch with those of the other
-requests waiting for theirs, `imad.serve.batcher`), and the request waits at most `request_timeout_s` (504 after).
+of a pool sized to the limit (its answer scored in one batch with those of the other requests
+waiting for theirs, in the scoring process: `imad.serve.batcher`), and the request waits at most
+`request_timeout_s` (504 after).
 Python cannot stop a thread, so each pipeline calls its model through a `CancellableChat`: when
 the request times out or its client disconnects, the pipeline is cancelled and stops at its next
 LLM call boundary, then frees its slot (the call already running finishes first). The slot is
@@ -25,14 +26,16 @@ from imad.errors import InputTooLargeError, LLMError, RequestCancelledError, Ser
 from imad.llm.cancel import CancellableChat
 from imad.pipeline import Pipeline, PipelineAnswer
 from imad.question import Question
-from imad.serve.batcher import FeatureBatcher
+from imad.router import Router
+from imad.serve.batcher import ScoreBatcher
 from imad.serve.budgets import BudgetBook
-from imad.serve.factory import PipelineFactory
+from imad.serve.factory import WARM_UP_RESPONSE, PipelineFactory
 from imad.serve.limits import AdmissionQueue
 from imad.serve.logs import log_event
 from imad.serve.metrics import ServerMetrics
 from imad.serve.model_names import ModelChoice
 from imad.serve.outcomes import CANCELLED, FAILED, TIMED_OUT, decision_outcome
+from imad.serve.scoring_process import ProcessScorer
 from imad.serve.settings import ServeSettings
 from imad.serve.upstream import UpstreamWatch, upstream_failure
 
@@ -53,7 +56,8 @@ class PipelineRunner:
         self.timeout_s = settings.request_timeout_s
         self.limiter = AdmissionQueue(settings.max_concurrency, settings.queue_limit,
                                       settings.queue_timeout_s, settings.retry_after_s)
-        self.featurizer = FeatureBatcher(expected=lambda: self.limiter.in_use)
+        self.scorer = score_batcher(factory.router, settings.scoring_process,
+                                    expected=lambda: self.limiter.in_use)
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
                                             thread_name_prefix="imad-serve")
 
@@ -105,7 +109,7 @@ class PipelineRunner:
         model = CancellableChat(watch)
         try:
             budget = None if self.budgets is None else self.budgets.budget_for(choice)
-            pipeline = self.factory.build(choice, model, budget=budget, featurizer=self.featurizer)
+            pipeline = self.factory.build(choice, model, budget=budget, scorer=self.scorer)
             # the worker runs in this request's context, so its spans are the request span's children
             future = self._executor.submit(contextvars.copy_context().run, self._work, pipeline,
                                            question, request_id)
@@ -154,7 +158,18 @@ class PipelineRunner:
     def close(self) -> None:
         """Stop taking work; pipelines already running finish in their threads."""
         self._executor.shutdown(wait=False, cancel_futures=True)
-        self.featurizer.close()
+        self.scorer.close()
+
+
+def score_batcher(router: Router, in_child_process: bool, *,
+                  expected: Callable[[], int]) -> ScoreBatcher:
+    """The batcher every request's pipeline scores with: batches scored in the scoring process
+    (warmed up on start), or in the batcher's own thread."""
+    if not in_child_process:
+        return ScoreBatcher(router, expected=expected)
+    process = ProcessScorer(router, warm_up=WARM_UP_RESPONSE)
+    return ScoreBatcher(router, expected=expected, score_batch=process, close_scorer=process.close,
+                        wait_ready=process.wait_ready)
 
 
 def _retrieve(future: asyncio.Future) -> None:

@@ -43,7 +43,8 @@ def test_bad_serve_flag_is_one_error_line_and_exit_2(router_dir, capsys, flags, 
     assert len([line for line in err.splitlines() if "error:" in line]) == 1
 
 
-@pytest.mark.parametrize("flags", [["--metrics-public=yes"], ["--workers", "two"], ["--max-queue", "1.5"]])
+@pytest.mark.parametrize("flags", [["--metrics-public=yes"], ["--workers", "two"], ["--max-queue", "1.5"],
+                                   ["--no-scoring-process=yes"], ["--no-scoring-process=0"]])
 def test_malformed_flag_values_are_usage_errors_naming_the_flag(router_dir, capsys, flags):
     """Exit 2 either from argparse (a flag that takes no value) or from the settings table."""
     try:

@@ -16,6 +16,7 @@ import socket
 import threading
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -29,7 +30,7 @@ from imad.llm.scripted import ScriptedChat  # noqa: E402
 from imad.serve import BackgroundServer, PipelineFactory, ServeSettings, create_app  # noqa: E402
 from imad.serve.logs import LOGGER_NAME  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
-from tests.support.nan_router import NaNRouter  # noqa: E402
+from tests.support.nan_router import damaged_router  # noqa: E402
 from tests.support.serving import BlockingChat, echo_factory, echo_respond, tagged_question  # noqa: E402
 
 API_KEY = "hostile-key-0123456789"
@@ -81,7 +82,8 @@ def serve() -> Iterator:
     servers: list[BackgroundServer] = []
 
     def start(factory=None, settings: ServeSettings | None = None):
-        settings = settings or ServeSettings(api_key=API_KEY)
+        # in-thread scoring: a scoring process takes seconds to start (tests/serve covers it)
+        settings = replace(settings or ServeSettings(api_key=API_KEY), scoring_process=False)
         app = create_app(settings, factory or echo_factory())
         server = BackgroundServer(app, settings).start()
         servers.append(server)
@@ -166,7 +168,7 @@ def test_issue_reproduction_is_a_413_before_any_call_with_the_embedded_model(ser
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_non_finite_score_is_null_and_escalated_in_strict_json(serve, logs, stream):
-    server, _ = serve(echo_factory(router=NaNRouter()))
+    server, _ = serve(echo_factory(router=damaged_router()))
     response = post(server, request_json(stream=stream))
     assert response.status_code == 200, response.text
     header = strict_loads(response.headers["x-imad-decision"])

@@ -129,12 +129,16 @@ def test_a_nan_ood_score_fails_safe_and_is_null(monkeypatch, policy):
     json.loads(json.dumps(decision.to_dict(), allow_nan=False))  # strict JSON
 
 
-def test_a_nan_ood_score_escalates_in_imad_serve_with_null_everywhere(monkeypatch):
+def test_a_nan_ood_score_escalates_in_imad_serve_with_null_everywhere():
     from imad.serve import BackgroundServer, ServeSettings, create_app
     from tests.support.serving import echo_factory, tagged_question
 
-    router = router_with_ood("escalate")  # fitted before its detector is made to score NaN
-    monkeypatch.setattr(MahalanobisOOD, "_score", _nan_score)
+    router = router_with_ood("escalate")
+    # Damage the loaded detector itself (a patched class would not reach the scoring process,
+    # which receives the router pickled): its NaN mean makes every OOD score NaN.
+    detector = router.ood_detector
+    router._ood = MahalanobisOOD(detector.threshold, np.full_like(detector.mean, math.nan),
+                                 detector.covariance, detector.shrinkage)
     settings = ServeSettings(api_key=API_KEY, ood_policy="escalate")
     server = BackgroundServer(create_app(settings, echo_factory(router=router)), settings).start()
     try:

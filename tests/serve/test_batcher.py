@@ -1,16 +1,20 @@
-"""The cross-request feature batcher: bit-identical to one-by-one extraction, batches under load."""
+"""The cross-request score batcher: bit-identical to one-by-one scoring, batches under load."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
-import numpy as np
 import pytest
 
 from imad.critique.schema import CritiqueResponse
 from imad.errors import FeatureError
-from imad.router import featurize
-from imad.serve.batcher import FeatureBatcher
+from imad.question import Question
+from imad.router import Router
+from imad.router.score import RouterScore
+from imad.serve.batcher import ScoreBatcher
+from tests.router.router_helpers import make_router
+from tests.support.batching import call_together as call_together_on
 
 pytest.importorskip("spacy")
 
@@ -23,87 +27,81 @@ def response(index: int) -> CritiqueResponse:
         confidence_initial=0.9 - index / 100, confidence_critique=0.1 + index / 100)
 
 
-@pytest.mark.parametrize("schema_version", [1, 2])
-def test_concurrent_calls_are_batched_and_bit_identical_to_single_extraction(schema_version):
+def question(index: int) -> Question:
+    return Question(f"Which city, #{index}?", id=f"q{index}")
+
+
+def call_together(batcher: ScoreBatcher, indices: list[int]) -> dict[int, RouterScore | FeatureError]:
+    return call_together_on(batcher, {index: (question(index), response(index)) for index in indices})
+
+
+@pytest.mark.parametrize("router", [Router.load(), make_router(seed=3)], ids=["shipped", "random"])
+def test_concurrent_calls_are_batched_and_bit_identical_to_single_scoring(router):
     n = 12
-    batcher = FeatureBatcher(max_batch=8, window_s=60)  # the cap, not the window, closes a batch
-    start = threading.Barrier(n - 4)
-    vectors: dict[int, np.ndarray] = {}
-
-    def call(index: int) -> None:
-        start.wait(60)
-        vectors[index] = batcher(f"Which city, #{index}?", response(index), schema_version)
-
-    threads = [threading.Thread(target=call, args=(index,)) for index in range(n - 4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    batcher = ScoreBatcher(router, max_batch=8, window_s=60)  # the cap, not the window, closes a batch
+    scores = call_together(batcher, list(range(n - 4)))
     batcher.window_s = 0.0  # the last few: whatever is waiting, no window
-    start = threading.Barrier(4)
-    threads = [threading.Thread(target=call, args=(index,)) for index in range(n - 4, n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    scores |= call_together(batcher, list(range(n - 4, n)))
     batcher.close()
     assert batcher.batch_sizes[0] == 8 and sum(batcher.batch_sizes) == n
     for index in range(n):
-        single = featurize.extract(f"Which city, #{index}?", response(index), schema_version)
-        assert vectors[index].dtype == single.dtype and np.array_equal(vectors[index], single)
+        assert scores[index] == router.score(question(index), response(index))  # cues and OOD too
 
 
-def test_a_failing_job_gets_its_own_error_and_the_others_their_vectors():
-    batcher = FeatureBatcher(max_batch=2, window_s=60)
-    results: dict[str, object] = {}
-    start = threading.Barrier(2)
-
-    def call(name: str, schema_version: int) -> None:
-        start.wait(60)
-        try:
-            results[name] = batcher("Why?", response(1), schema_version)
-        except FeatureError as error:
-            results[name] = error
-
-    threads = [threading.Thread(target=call, args=("good", 2)), threading.Thread(target=call, args=("bad", 99))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+def test_a_failing_answer_gets_its_own_error_and_the_others_their_scores():
+    router = Router.load()
+    batcher = ScoreBatcher(router, max_batch=2, window_s=60)
+    bad = dataclasses.replace(response(1), confidence_initial=float("nan"))
+    results = call_together_on(batcher, {0: (question(1), response(1)), 1: (question(1), bad)})
     batcher.close()
-    assert isinstance(results["bad"], FeatureError) and "unknown feature schema" in str(results["bad"])
-    assert np.array_equal(results["good"], featurize.extract("Why?", response(1), 2))
+    assert batcher.batch_sizes == [2]
+    assert isinstance(results[1], FeatureError) and "confidence_initial" in str(results[1])
+    assert results[0] == router.score(question(1), response(1))
 
 
-def test_after_close_calls_extract_in_their_own_thread():
-    batcher = FeatureBatcher()
+def test_a_scorer_that_breaks_mid_batch_costs_no_answer():
+    """The batch's scorer raising (a dead scoring process) re-scores each job in the batcher."""
+    router = make_router(seed=4)
+
+    def broken(texts, responses):
+        raise RuntimeError("the scoring process died")
+
+    batcher = ScoreBatcher(router, max_batch=3, window_s=60, score_batch=broken)
+    scores = call_together(batcher, [1, 2, 3])
     batcher.close()
-    assert np.array_equal(batcher("Why?", response(2), 2), featurize.extract("Why?", response(2), 2))
+    assert batcher.batch_sizes == [3]
+    assert all(scores[index] == router.score(question(index), response(index)) for index in (1, 2, 3))
+
+
+def test_after_close_calls_score_in_their_own_thread():
+    router = Router.load()
+    closed: list[bool] = []
+    batcher = ScoreBatcher(router, close_scorer=lambda: closed.append(True))
+    batcher.close()
+    batcher.close()  # twice is harmless
+    assert closed == [True]
+    assert batcher(question(2), response(2)) == router.score(question(2), response(2))
+    assert batcher.batch_sizes == []
 
 
 def test_a_lone_caller_does_not_wait_out_the_window():
     # An hour's window would hang this call if the batcher waited for company that cannot come.
-    batcher = FeatureBatcher(window_s=3600, expected=lambda: 1)
-    result: list[np.ndarray] = []
-    caller = threading.Thread(target=lambda: result.append(batcher("Why?", response(3), 2)))
-    caller.start()
-    caller.join(120)  # bounds a broken test only
+    router = Router.load()
+    batcher = ScoreBatcher(router, window_s=3600, expected=lambda: 1)
+    scores = call_together(batcher, [3])
     batcher.close()
     assert batcher.batch_sizes == [1]
-    assert np.array_equal(result[0], featurize.extract("Why?", response(3), 2))
+    assert scores[3] == router.score(question(3), response(3))
 
 
 def test_the_window_waits_for_callers_that_are_still_expected():
     # Two pipelines running: whichever caller comes first, its batch waits for the other one.
-    batcher = FeatureBatcher(window_s=3600, expected=lambda: 2)
-    vectors: dict[int, np.ndarray] = {}
-    first = threading.Thread(target=lambda: vectors.update({1: batcher("Why 1?", response(1), 2)}))
+    router = Router.load()
+    batcher = ScoreBatcher(router, window_s=3600, expected=lambda: 2)
+    first = threading.Thread(target=lambda: batcher(question(1), response(1)))
     first.start()
-    second = threading.Thread(target=lambda: vectors.update({2: batcher("Why 2?", response(2), 2)}))
-    second.start()
-    for thread in (first, second):
-        thread.join(120)
+    scores = call_together(batcher, [2])
+    first.join(120)
     batcher.close()
     assert batcher.batch_sizes == [2]
-    for index in (1, 2):
-        assert np.array_equal(vectors[index], featurize.extract(f"Why {index}?", response(index), 2))
+    assert scores[2] == router.score(question(2), response(2))

@@ -26,3 +26,14 @@ class NaNRouter:
 
     def decide(self, question, response, policy=None, **kwargs):
         return (policy or self.inner.default_policy()).decide(self.score(question, response, **kwargs))
+
+
+def damaged_router():
+    """A real router whose network outputs NaN (its bias is NaN): what the server's scoring
+    process scores with, since it calls the router's batch scorer rather than `score`."""
+    import torch
+
+    router = make_router(tau=0.7)
+    with torch.no_grad():
+        router.net.bias.fill_(math.nan)
+    return router
