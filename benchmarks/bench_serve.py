@@ -2,12 +2,13 @@
 
     python benchmarks/bench_serve.py [--latency 0.2] [--clients 1,8,32,64] [--mix kept,escalated]
                                      [--workers 1] [--max-concurrency N] [--requests N] [--repeat 1]
+                                     [--no-scoring-process]
 
 The upstream is `benchmarks/latency_stub.py`, an OpenAI-compatible server on 127.0.0.1 in its own
 process that answers every call after `--latency` seconds. The routing server is the real CLI,
 `python -m imad.cli.main serve --llm openai:stub@…` with the shipped router, started as a subprocess once
 per client count with `--max-concurrency` equal to the clients (the defaults for one client) and
-nothing else unless asked (`--workers`). Two mixes: `kept` sends only `imad-acemad-0` (τ = 0: one
+nothing else unless asked (`--workers`, `--no-scoring-process`). Two mixes: `kept` sends only `imad-acemad-0` (τ = 0: one
 upstream call, never a debate); `escalated` sends every fifth request as `imad-svrmad-1` (τ = 1:
 always an SVR-MAD debate with the back-end's defaults, six agents that agree in round one).
 
@@ -282,6 +283,8 @@ def main() -> int:
     parser.add_argument("--clients", default="1,8,32,64", help="client counts (default: %(default)s)")
     parser.add_argument("--mix", default=",".join(MIXES), help="kept, escalated or both")
     parser.add_argument("--workers", type=int, default=1, help="the server's --workers")
+    parser.add_argument("--no-scoring-process", action="store_true",
+                        help="pass --no-scoring-process (score in a thread of the server process)")
     parser.add_argument("--max-concurrency", type=int, default=None,
                         help="the server's --max-concurrency (default: the clients; defaults for 1)")
     parser.add_argument("--requests", type=int, default=None,
@@ -311,6 +314,7 @@ def main() -> int:
                 slots = args.max_concurrency or (clients if clients > 1 else None)
                 flags = ([] if slots is None else ["--max-concurrency", str(slots)])
                 flags += [] if args.workers == 1 else ["--workers", str(args.workers)]
+                flags += ["--no-scoring-process"] if args.no_scoring_process else []
                 server = Server(stub.url, flags, Path(workdir))
                 try:
                     server.wait_ready(args.workers)
