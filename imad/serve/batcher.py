@@ -63,15 +63,18 @@ class ScoreBatcher:
                  window_s: float = DEFAULT_WINDOW_S, expected: Callable[[], int] | None = None,
                  score_batch: BatchScorer | None = None,
                  close_scorer: Callable[[], None] | None = None,
-                 wait_ready: Callable[[float], None] | None = None) -> None:
+                 wait_ready: Callable[[float], None] | None = None,
+                 on_batch: Callable[[int, BaseException | None], None] | None = None) -> None:
         """`expected`: how many callers may be scoring now (None: unknown, always wait).
         `score_batch`: what scores a batch (default `router.features_scored` in this thread);
         `close_scorer` is called once the batcher thread has stopped; `wait_ready(timeout_s)`
-        blocks until the scorer is warm."""
+        blocks until the scorer is warm; `on_batch(size, error)` hears of every batch (the
+        server's metrics)."""
         self.router = router
         self.score_batch = router.features_scored if score_batch is None else score_batch
         self._close_scorer = close_scorer
         self._wait_ready = wait_ready
+        self._on_batch = on_batch
         self.max_batch = max_batch
         self.window_s = window_s
         self.expected = expected
@@ -155,6 +158,7 @@ class ScoreBatcher:
         except Exception as error:  # one bad answer or a dead process: each job on its own
             log_event("score_batch_failed", level=logging.WARNING, size=len(batch),
                       error=f"{type(error).__name__}: {error}")
+            self._observe(len(batch), error)
             for job in batch:
                 try:
                     job.score = self.router.score(job.question, job.response)
@@ -162,6 +166,14 @@ class ScoreBatcher:
                     job.error = job_error
                 job.done.set()
             return
+        self._observe(len(batch), None)
         for row, job in enumerate(batch):
             job.rows, job.row = rows, row
             job.done.set()
+
+    def _observe(self, size: int, error: BaseException | None) -> None:
+        if self._on_batch is not None:
+            try:
+                self._on_batch(size, error)
+            except Exception:  # a metric must never cost an answer
+                log_event("score_batch_metrics_failed", level=logging.WARNING, exc_info=True)

@@ -35,6 +35,7 @@ OTHER_MODEL = "other"
 INVALID_MODEL = "invalid"
 SCORE_BUCKETS = tuple(round(0.05 * step, 2) for step in range(1, 21))
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64)
 PHASES = {"self_critique": "self_critique", "debate": "debate"}
 """The trace stage of each LLM call → the `phase` label of the token counter."""
 
@@ -93,6 +94,13 @@ class ServerMetrics:
         self.request_latency = Histogram("imad_request_duration_seconds", "Time from request to "
                                          "answer of the requests that reached the pipeline",
                                          buckets=LATENCY_BUCKETS, registry=registry)
+        self.score_batch_size = Histogram("imad_score_batch_size", "Answers scored together in "
+                                          "one batch (one nlp.pipe and one router forward)",
+                                          buckets=BATCH_BUCKETS, registry=registry)
+        self.scoring_failures = Counter("imad_score_batch_failures", "Score batches that failed "
+                                        "(one bad answer, or a scoring process that died) and were "
+                                        "scored again one answer at a time, by error type",
+                                        ["type"], registry=registry)
         self.queue_depth = Gauge("imad_queue_depth", "Requests waiting for a pipeline slot",
                                  registry=registry, multiprocess_mode="livesum")
         self.in_flight = Gauge("imad_in_flight", "Pipelines running", registry=registry,
@@ -135,6 +143,12 @@ class ServerMetrics:
         self.upstream_latency.observe(duration_s)
         if error is not None:
             self.upstream_errors.labels(type=type(error).__name__).inc()
+
+    def observe_score_batch(self, size: int, error: BaseException | None) -> None:
+        """One batch of the score batcher: its size, and its error when it failed."""
+        self.score_batch_size.observe(size)
+        if error is not None:
+            self.scoring_failures.labels(type=type(error).__name__).inc()
 
     def set_load(self, in_flight: int, waiting: int) -> None:
         self.in_flight.set(in_flight)

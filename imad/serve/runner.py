@@ -57,7 +57,8 @@ class PipelineRunner:
         self.limiter = AdmissionQueue(settings.max_concurrency, settings.queue_limit,
                                       settings.queue_timeout_s, settings.retry_after_s)
         self.scorer = score_batcher(factory.router, settings.scoring_process,
-                                    expected=lambda: self.limiter.in_use)
+                                    expected=lambda: self.limiter.in_use,
+                                    on_batch=self.metrics.observe_score_batch)
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
                                             thread_name_prefix="imad-serve")
 
@@ -161,15 +162,15 @@ class PipelineRunner:
         self.scorer.close()
 
 
-def score_batcher(router: Router, in_child_process: bool, *,
-                  expected: Callable[[], int]) -> ScoreBatcher:
+def score_batcher(router: Router, in_child_process: bool, *, expected: Callable[[], int],
+                  on_batch: Callable[[int, BaseException | None], None]) -> ScoreBatcher:
     """The batcher every request's pipeline scores with: batches scored in the scoring process
     (warmed up on start), or in the batcher's own thread."""
     if not in_child_process:
-        return ScoreBatcher(router, expected=expected)
+        return ScoreBatcher(router, expected=expected, on_batch=on_batch)
     process = ProcessScorer(router, warm_up=WARM_UP_RESPONSE)
     return ScoreBatcher(router, expected=expected, score_batch=process, close_scorer=process.close,
-                        wait_ready=process.wait_ready)
+                        wait_ready=process.wait_ready, on_batch=on_batch)
 
 
 def _retrieve(future: asyncio.Future) -> None:

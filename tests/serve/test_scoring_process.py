@@ -10,6 +10,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import httpx
 import numpy as np
 import psutil
 import pytest
@@ -134,3 +135,37 @@ def test_the_child_ends_when_the_server_process_is_killed(tmp_path):
         assert wait_until_gone(child), "the scoring process outlived its server"
     finally:
         server.kill()
+
+
+def test_a_server_whose_scoring_process_is_killed_answers_every_request():
+    """End to end: requests before, across and after the child's death all get 200 and their
+    own answer; the server starts a new child and no request is lost or crossed."""
+    pytest.importorskip("fastapi")
+    from imad.serve import BackgroundServer, ServeSettings, create_app
+    from imad.serve.metrics import sample_values
+    from tests.support.serving import echo_factory, run_load
+
+    settings = ServeSettings(max_concurrency=8, api_key="k")
+    app = create_app(settings, echo_factory())
+    process = app.state.runner.scorer.score_batch
+    server = BackgroundServer(app, settings).start()
+    try:
+        before = run_load(server.base_url, n=40, concurrency=8, api_key="k")
+        first = process.pid
+        os.kill(first, signal.SIGKILL)
+        assert wait_until_gone(first)
+        after = run_load(server.base_url, n=40, concurrency=8, api_key="k")
+        second = process.pid
+        metrics = httpx.get(server.base_url.removesuffix("/v1") + "/metrics",
+                            headers={"Authorization": "Bearer k"}).text
+    finally:
+        server.stop(timeout_s=15)
+    for report in (before, after):
+        assert report.answered == 40 and report.wrong_answers == [] and report.duplicated_ids == 0
+    assert process.restarts == 1 and second not in (None, first)
+    assert second is not None and wait_until_gone(second)  # the server's shutdown ended it
+    failures = dict((labels["type"], value)
+                    for labels, value in sample_values(metrics, "imad_score_batch_failures_total"))
+    assert failures == {"ScoringProcessError": 1.0}  # the one batch the dead child held
+    [(_, scored)] = sample_values(metrics, "imad_score_batch_size_sum")
+    assert scored == 80  # every answer went through a batch once
