@@ -6,9 +6,9 @@ takes the first waiting job, collects more until `max_batch` are waiting or `win
 passed, whichever comes first, and scores them with one `Router.features_scored` (features and
 the network's probes of the whole batch, sent back as arrays; each caller builds its own
 `RouterScore`), by default in the server's scoring process (`imad.serve.scoring_process`) so
-that this work runs on a core of its own. The window is not
-waited out once the batch holds every caller that could still come (`expected()`, the server's
-running pipelines): a lone request never waits for company. While a batch runs, the next one
+that this work runs on a core of its own. The window is not waited out once the batch holds
+every caller that could still come (`expected()`, the server's running pipelines): a lone
+request never waits for company. While a batch runs, the next one
 fills up by itself, so under load batches grow without any extra wait. Debate calls of other
 requests never wait for it: only scoring goes through this thread. Scores are bit-identical to
 `Router.score` of each answer alone (tests/serve/test_batcher.py checks it). A batch that fails

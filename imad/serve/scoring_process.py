@@ -19,7 +19,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -34,8 +33,6 @@ _router: Router | None = None
 """The child's router, set once by `_start_child`."""
 
 WARM_UP_QUESTION = "Is the scoring process warm?"
-PARENT_POLL_S = 0.5
-"""How often the child checks that the server process still lives (it exits when not)."""
 
 
 class ScoringProcessError(ImadError):
@@ -93,7 +90,7 @@ class ProcessScorer:
 
     def _start(self) -> ProcessPoolExecutor:
         pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_start_child, initargs=(self.router, os.getpid()))
+                                   initializer=_start_child, initargs=(self.router,))
         if self.warm_up is not None:
             self._warming = pool.submit(_features_scored, [WARM_UP_QUESTION], [self.warm_up])
         self._pool = pool
@@ -122,21 +119,22 @@ class ProcessScorer:
         return next(iter(processes), None)
 
 
-def _start_child(router: Router, parent_pid: int) -> None:
+def _start_child(router: Router) -> None:
     from imad.serve.server import use_one_torch_thread
 
     global _router
     use_one_torch_thread()  # one batch at a time: more torch threads would only spin
     _router = router
-    threading.Thread(target=_exit_with_parent, args=(parent_pid,), name="imad-parent-watch",
-                     daemon=True).start()
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with_parent, args=(parent,), name="imad-parent-watch",
+                         daemon=True).start()
 
 
-def _exit_with_parent(parent_pid: int) -> None:
+def _exit_with_parent(parent: multiprocessing.process.BaseProcess) -> None:
     """End the child once the server process is gone (killed with no chance to close us), so a
-    crashed server leaves no scoring process behind."""
-    while os.getppid() == parent_pid:
-        time.sleep(PARENT_POLL_S)
+    crashed server leaves no scoring process behind: blocks on the parent's sentinel."""
+    parent.join()
     os._exit(0)
 
 
