@@ -2,13 +2,13 @@
 
     python benchmarks/bench_serve.py [--latency 0.2] [--clients 1,8,32,64] [--mix kept,escalated]
                                      [--workers 1] [--max-concurrency N] [--requests N] [--repeat 1]
-                                     [--no-scoring-process]
+                                     [--scoring-processes N]
 
 The upstream is `benchmarks/latency_stub.py`, an OpenAI-compatible server on 127.0.0.1 in its own
 process that answers every call after `--latency` seconds. The routing server is the real CLI,
 `python -m imad.cli.main serve --llm openai:stub@…` with the shipped router, started as a subprocess once
 per client count with `--max-concurrency` equal to the clients (the defaults for one client) and
-nothing else unless asked (`--workers`, `--no-scoring-process`). Two mixes: `kept` sends only `imad-acemad-0` (τ = 0: one
+nothing else unless asked (`--workers`, `--scoring-processes`). Two mixes: `kept` sends only `imad-acemad-0` (τ = 0: one
 upstream call, never a debate); `escalated` sends every fifth request as `imad-svrmad-1` (τ = 1:
 always an SVR-MAD debate with the back-end's defaults, six agents that agree in round one).
 
@@ -185,6 +185,9 @@ class Row:
     outcomes: float = 0.0
     load_before: str = ""
     load_after: str = ""
+    server_ms: float = float("nan")
+    upstream_ms: float = float("nan")
+    batch_size: float = float("nan")
 
     def percentile_ms(self, q: float) -> float:
         ordered = sorted(self.latencies_s)
@@ -243,14 +246,30 @@ async def send(url: str, clients: int, mix: str, first: int, n: int, row: Row | 
         await asyncio.gather(*(client() for _ in range(clients)))
 
 
-def decisions_total(url: str) -> float:
-    """The sum of `imad_decisions_total` over its labels, read with prometheus_client's parser."""
+SCRAPED = ("imad_decisions_total", "imad_request_duration_seconds_sum",
+           "imad_request_duration_seconds_count", "imad_upstream_request_duration_seconds_sum",
+           "imad_upstream_request_duration_seconds_count", "imad_score_batch_size_sum",
+           "imad_score_batch_size_count")
+
+
+def scrape(url: str) -> dict[str, float]:
+    """The samples in SCRAPED summed over their labels, read with prometheus_client's parser."""
     import httpx
     from prometheus_client.parser import text_string_to_metric_families
 
     text = httpx.get(f"{url}/metrics", timeout=10).text
-    return sum(sample.value for family in text_string_to_metric_families(text)
-               for sample in family.samples if sample.name == "imad_decisions_total")
+    totals = dict.fromkeys(SCRAPED, 0.0)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in totals:
+                totals[sample.name] += sample.value
+    return totals
+
+
+def growth_mean(before: dict[str, float], after: dict[str, float], name: str) -> float:
+    """The mean of histogram `name` over the samples observed between two scrapes."""
+    count = after[f"{name}_count"] - before[f"{name}_count"]
+    return (after[f"{name}_sum"] - before[f"{name}_sum"]) / count if count else float("nan")
 
 
 def stub_calls(stub: Stub) -> int:
@@ -262,14 +281,18 @@ def stub_calls(stub: Stub) -> int:
 def run_row(server: Server, stub: Stub, clients: int, mix: str, n: int, first: int) -> Row:
     row = Row(clients, mix, n)
     asyncio.run(send(server.url, clients, mix, first, clients, None))  # warm the connections
-    outcomes, calls = decisions_total(server.url), stub_calls(stub)
+    scraped, calls = scrape(server.url), stub_calls(stub)
     row.load_before = load_average()
     cpu, clock = server.cpu_s(), time.perf_counter()
     asyncio.run(send(server.url, clients, mix, first + clients, n, row))
     row.wall_s, row.cpu_s = time.perf_counter() - clock, server.cpu_s() - cpu
     row.load_after = load_average()
     row.calls = stub_calls(stub) - calls
-    row.outcomes = decisions_total(server.url) - outcomes
+    after = scrape(server.url)
+    row.outcomes = after["imad_decisions_total"] - scraped["imad_decisions_total"]
+    row.server_ms = 1000 * growth_mean(scraped, after, "imad_request_duration_seconds")
+    row.upstream_ms = 1000 * growth_mean(scraped, after, "imad_upstream_request_duration_seconds")
+    row.batch_size = growth_mean(scraped, after, "imad_score_batch_size")
     if len(row.latencies_s) != n:
         row.failures.append(f"{n - len(row.latencies_s)} of {n} requests not answered correctly")
     if row.outcomes != n:
@@ -283,8 +306,9 @@ def main() -> int:
     parser.add_argument("--clients", default="1,8,32,64", help="client counts (default: %(default)s)")
     parser.add_argument("--mix", default=",".join(MIXES), help="kept, escalated or both")
     parser.add_argument("--workers", type=int, default=1, help="the server's --workers")
-    parser.add_argument("--no-scoring-process", action="store_true",
-                        help="pass --no-scoring-process (score in a thread of the server process)")
+    parser.add_argument("--scoring-processes", default=None,
+                        help="the server's --scoring-processes (default: the server's default; "
+                             "0 scores in a thread of the server process)")
     parser.add_argument("--max-concurrency", type=int, default=None,
                         help="the server's --max-concurrency (default: the clients; defaults for 1)")
     parser.add_argument("--requests", type=int, default=None,
@@ -304,6 +328,7 @@ def main() -> int:
     print("| clients | mix | server flags | requests | req/s | p50 ms | p99 ms | server CPU ms/req "
           "| upstream calls/req | bound req/s | ratio | outcomes = requests | load avg before → after |")
     print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    breakdowns: list[str] = []
     rows: list[tuple[Row, str]] = []
     failed = False
     first = 0
@@ -314,7 +339,8 @@ def main() -> int:
                 slots = args.max_concurrency or (clients if clients > 1 else None)
                 flags = ([] if slots is None else ["--max-concurrency", str(slots)])
                 flags += [] if args.workers == 1 else ["--workers", str(args.workers)]
-                flags += ["--no-scoring-process"] if args.no_scoring_process else []
+                flags += ([] if args.scoring_processes is None
+                          else ["--scoring-processes", args.scoring_processes])
                 server = Server(stub.url, flags, Path(workdir))
                 try:
                     server.wait_ready(args.workers)
@@ -332,6 +358,11 @@ def main() -> int:
                                   f"{row.rate / bound:.2f} | {row.outcomes:g} = {n} "
                                   f"{'ok' if row.outcomes == n else 'MISMATCH'} | "
                                   f"{row.load_before} → {row.load_after} |", flush=True)
+                            breakdowns.append(
+                                f"| {clients} | {mix} | {1000 * row.wall_s / n * clients:.1f} | "
+                                f"{row.server_ms:.1f} | {row.upstream_ms:.1f} | "
+                                f"{row.server_ms - row.upstream_ms * row.calls_per_request:.1f} | "
+                                f"{row.batch_size:.1f} |")
                             for failure in row.failures[:5]:
                                 print(f"  FAILED: {failure}")
                             failed |= bool(row.failures)
@@ -340,6 +371,12 @@ def main() -> int:
         finally:
             stub.stop()
 
+    print("\nwhere the latency goes (means from the server's histograms; the rest of the "
+          "client's mean is the client and the loopback):")
+    print("| clients | mix | client mean ms | server mean ms | upstream call mean ms "
+          "| server minus upstream calls ms | answers per score batch |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    print("\n".join(breakdowns))
     print("goals (issue 20):")
     for row, flags in rows:
         if row.mix != "kept":

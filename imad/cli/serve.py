@@ -13,7 +13,7 @@ from imad.constraints import Integer, ascii_int, check_value, parse_text, table_
 from imad.errors import ConfigError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
 from imad.serve.model_names import SERVE_BACKENDS
-from imad.serve.settings import QUEUE_PER_SLOT, ServeSettings
+from imad.serve.settings import AUTO_SCORING_PROCESSES_CAP, QUEUE_PER_SLOT, ServeSettings
 
 _DEFAULTS = ServeSettings()
 
@@ -56,9 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "budgets are per process (default: %(default)s)")
     parser.add_argument("--metrics-public", action="store_true",
                         help="serve GET /metrics without the API key (default: auth like /v1)")
+    parser.add_argument("--scoring-processes", default=None, metavar="N",
+                        help="child processes of each server process that score answers, 0 for "
+                             "a thread of the server process (~200 MB each; default: one per "
+                             "core of the process's share, cores // --workers, 1 to "
+                             f"{AUTO_SCORING_PROCESSES_CAP})")
     parser.add_argument("--no-scoring-process", action="store_true",
-                        help="score answers in a thread of each server process instead of its own "
-                             "child process (saves ~200 MB per process; uses less than two cores)")
+                        help="the same as --scoring-processes 0")
     parser.add_argument("--request-timeout", default=_DEFAULTS.request_timeout_s,
                         metavar="SECONDS", help="504 after this long (default: %(default)s)")
     parser.add_argument("--max-request-bytes", default=_DEFAULTS.max_request_bytes,
@@ -101,7 +105,7 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         max_queue=_from_flag(args.max_queue, "max_queue", "--max-queue"),
         queue_timeout_s=_from_flag(args.queue_timeout, "queue_timeout_s", "--queue-timeout"),
         workers=_from_flag(args.workers, "workers", "--workers"),
-        metrics_public=args.metrics_public, scoring_process=not args.no_scoring_process,
+        metrics_public=args.metrics_public, scoring_processes=scoring_processes_from_args(args),
         request_timeout_s=_from_flag(args.request_timeout, "request_timeout_s", "--request-timeout"),
         retry_after_s=_from_flag(args.retry_after, "retry_after_s", "--retry-after"),
         default_backend=args.backend, default_tau=args.tau, log_prompts=args.log_prompts,
@@ -109,6 +113,17 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
                                       "--shutdown-timeout"), target_trigger_rate=args.target_trigger_rate,
         budget_window=DEFAULT_BUDGET_WINDOW if args.budget_window is None else args.budget_window,
         ood_policy=args.ood_policy)
+
+
+def scoring_processes_from_args(args: argparse.Namespace) -> int | None:
+    """--scoring-processes N, or 0 for --no-scoring-process; both at once is an error (which
+    one was meant cannot be guessed)."""
+    if args.no_scoring_process:
+        if args.scoring_processes is not None:
+            raise ConfigError("--no-scoring-process", "means --scoring-processes 0; give one of "
+                                                      "the two, not both")
+        return 0
+    return _from_flag(args.scoring_processes, "scoring_processes", "--scoring-processes")
 
 
 def _is_loopback(host: str) -> bool:

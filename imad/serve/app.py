@@ -85,7 +85,7 @@ def error_response(error: ServeError, request_id: str | None = None) -> JSONResp
 def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     """The routing server's app. Prepares the factory now, so bad config fails before serving."""
     metrics = ServerMetrics()
-    runner = PipelineRunner(factory, settings, metrics)  # its scoring process warms up meanwhile
+    runner = PipelineRunner(factory, settings, metrics)  # its scoring processes warm up meanwhile
     try:
         factory.prepare(settings.ood_policy)
         runner.scorer.wait_ready()
@@ -95,7 +95,8 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     started = int(time.time())
     limits = {"max_concurrency": settings.max_concurrency,
               "upstream_max_concurrency": upstream_concurrency(factory.model),
-              "max_queue": settings.queue_limit, "queue_timeout_s": settings.queue_timeout_s}
+              "max_queue": settings.queue_limit, "queue_timeout_s": settings.queue_timeout_s,
+              "scoring_processes": runner.scoring_processes}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -1,19 +1,22 @@
 """Scores of concurrent requests computed together: one `nlp.pipe` and one forward per batch.
 
 Each request's pipeline runs in its own worker thread and calls the batcher as its scorer
-(`Pipeline(scorer=…)`); the call blocks that thread until its batch is done. One batcher thread
-takes the first waiting job, collects more until `max_batch` are waiting or `window_s` has
-passed, whichever comes first, and scores them with one `Router.features_scored` (features and
-the network's probes of the whole batch, sent back as arrays; each caller builds its own
-`RouterScore`), by default in the server's scoring process (`imad.serve.scoring_process`) so
-that this work runs on a core of its own. The window is not waited out once the batch holds
-every caller that could still come (`expected()`, the server's running pipelines): a lone
-request never waits for company. While a batch runs, the next one
-fills up by itself, so under load batches grow without any extra wait. Debate calls of other
-requests never wait for it: only scoring goes through this thread. Scores are bit-identical to
-`Router.score` of each answer alone (tests/serve/test_batcher.py checks it). A batch that fails
-— one bad answer, or a scoring process that died — is scored again one answer at a time in this
-thread, so each caller gets its own score or its own error.
+(`Pipeline(scorer=…)`); the call blocks that thread until its batch is done. The batcher has
+one or more lanes, each a thread with its own scorer (by default one of the server's scoring
+processes, `imad.serve.scoring_process`, so that this work runs outside the server's GIL). A
+free lane takes the first waiting job, collects more until `max_batch` are waiting or `window_s`
+has passed, whichever comes first, and scores them with one `Router.features_scored` (features
+and the network's probes of the whole batch, sent back as arrays; each caller builds its own
+`RouterScore`). The window is not waited out once the batch holds every caller that could
+still come (`expected()`, the server's running pipelines): a lone request never waits for
+company. While the lanes are busy the next batch fills up by itself, so under load batches grow
+without any extra wait; with two lanes a batch is scored while the other lane still holds its
+own, which halves the wait for a free scorer when there are cores to spare. Debate calls of
+other requests never wait for it: only scoring goes through the lanes. Scores are bit-identical
+to `Router.score` of each answer alone, whichever lane and batch (tests/serve/test_batcher.py
+checks it). A batch that fails — one bad answer, or a scoring process that died — is scored
+again one answer at a time in its lane's thread, so each caller gets its own score or its own
+error.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from imad.serve.logs import log_event
 
 BatchScorer = Callable[[Sequence[str], Sequence[CritiqueResponse]], ScoredRows]
 """Scores a batch of parsed answers (question texts, responses): `Router.features_scored` or a
-`ProcessScorer` running it in the scoring process."""
+`ProcessScorer` running it in a scoring process."""
 
 DEFAULT_MAX_BATCH = 64
 DEFAULT_WINDOW_S = 0.005
@@ -61,17 +64,17 @@ class ScoreBatcher:
 
     def __init__(self, router: Router, *, max_batch: int = DEFAULT_MAX_BATCH,
                  window_s: float = DEFAULT_WINDOW_S, expected: Callable[[], int] | None = None,
-                 score_batch: BatchScorer | None = None,
+                 lanes: Sequence[BatchScorer] = (),
                  close_scorer: Callable[[], None] | None = None,
                  wait_ready: Callable[[float], None] | None = None,
                  on_batch: Callable[[int, BaseException | None], None] | None = None) -> None:
         """`expected`: how many callers may be scoring now (None: unknown, always wait).
-        `score_batch`: what scores a batch (default `router.features_scored` in this thread);
-        `close_scorer` is called once the batcher thread has stopped; `wait_ready(timeout_s)`
-        blocks until the scorer is warm; `on_batch(size, error)` hears of every batch (the
-        server's metrics)."""
+        `lanes`: the scorer of each lane, one batch at a time each (default: one lane scoring
+        with `router.features_scored` in its own thread); `close_scorer` is called once every
+        lane has stopped; `wait_ready(timeout_s)` blocks until the scorers are warm;
+        `on_batch(size, error)` hears of every batch (the server's metrics)."""
         self.router = router
-        self.score_batch = router.features_scored if score_batch is None else score_batch
+        self.lanes: tuple[BatchScorer, ...] = tuple(lanes) or (router.features_scored,)
         self._close_scorer = close_scorer
         self._wait_ready = wait_ready
         self._on_batch = on_batch
@@ -82,9 +85,12 @@ class ScoreBatcher:
         """Size of each batch scored so far (for tests and benchmarks)."""
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._closed = False
-        self._lock = threading.Lock()  # no job is queued behind the stop signal
-        self._thread = threading.Thread(target=self._serve, name="imad-scoring", daemon=True)
-        self._thread.start()
+        self._lock = threading.Lock()  # no job is queued behind the stop signals
+        self._threads = [threading.Thread(target=self._serve, args=(scorer,), daemon=True,
+                                          name=f"imad-scoring-{lane}")
+                         for lane, scorer in enumerate(self.lanes)]
+        for thread in self._threads:
+            thread.start()
 
     def __call__(self, question: Question, response: CritiqueResponse) -> RouterScore:
         """The router's score of one parsed answer, scored in a batch with those of the other
@@ -110,24 +116,27 @@ class ScoreBatcher:
             self._wait_ready(timeout_s)
 
     def close(self) -> None:
-        """Stop the batcher thread once the jobs already waiting are done, then the scorer;
-        later calls score in their own thread."""
+        """Stop the lanes once the jobs already waiting are done, then the scorers; later calls
+        score in their own thread."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            self._jobs.put(None)
-        self._thread.join()
+            for _ in self._threads:
+                self._jobs.put(None)  # one stop signal per lane, behind every job
+        for thread in self._threads:
+            thread.join()
         if self._close_scorer is not None:
             self._close_scorer()
 
-    def _serve(self) -> None:
+    def _serve(self, scorer: BatchScorer) -> None:
+        """One lane: collect a batch, score it with this lane's scorer, until a stop signal."""
         while True:
             first = self._jobs.get()
             if first is None:
                 return
             batch, stop = self._collect(first)
-            self._score(batch)
+            self._score(batch, scorer)
             if stop:
                 return
 
@@ -146,12 +155,12 @@ class ScoreBatcher:
             batch.append(job)
         return batch, False
 
-    def _score(self, batch: list[_Job]) -> None:
+    def _score(self, batch: list[_Job], scorer: BatchScorer) -> None:
         self.batch_sizes.append(len(batch))
         for job in batch:
             job.batch_size = len(batch)
         try:
-            rows = self.score_batch([question_text(job.question) for job in batch],
+            rows = scorer([question_text(job.question) for job in batch],
                                     [job.response for job in batch])
             if len(rows) != len(batch):
                 raise RuntimeError(f"{len(rows)} scores for a batch of {len(batch)}")

@@ -3,7 +3,7 @@
 A request takes a concurrency slot, waiting in a bounded queue when none is free (429 when the
 queue is full or the wait too long, `imad.serve.limits`), its pipeline runs in a worker thread
 of a pool sized to the limit (its answer scored in one batch with those of the other requests
-waiting for theirs, in the scoring process: `imad.serve.batcher`), and the request waits at most
+waiting for theirs, in one of the scoring processes: `imad.serve.batcher`), and the request waits at most
 `request_timeout_s` (504 after).
 Python cannot stop a thread, so each pipeline calls its model through a `CancellableChat`: when
 the request times out or its client disconnects, the pipeline is cancelled and stops at its next
@@ -35,7 +35,7 @@ from imad.serve.logs import log_event
 from imad.serve.metrics import ServerMetrics
 from imad.serve.model_names import ModelChoice
 from imad.serve.outcomes import CANCELLED, FAILED, TIMED_OUT, decision_outcome
-from imad.serve.scoring_process import ProcessScorer
+from imad.serve.scoring_process import ScoringProcesses
 from imad.serve.settings import ServeSettings
 from imad.serve.upstream import UpstreamWatch, upstream_failure
 
@@ -56,7 +56,9 @@ class PipelineRunner:
         self.timeout_s = settings.request_timeout_s
         self.limiter = AdmissionQueue(settings.max_concurrency, settings.queue_limit,
                                       settings.queue_timeout_s, settings.retry_after_s)
-        self.scorer = score_batcher(factory.router, settings.scoring_process,
+        self.scoring_processes = settings.scoring_process_count
+        """Child processes scoring answers (0: a thread of this process)."""
+        self.scorer = score_batcher(factory.router, self.scoring_processes,
                                     expected=lambda: self.limiter.in_use,
                                     on_batch=self.metrics.observe_score_batch)
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
@@ -162,15 +164,15 @@ class PipelineRunner:
         self.scorer.close()
 
 
-def score_batcher(router: Router, in_child_process: bool, *, expected: Callable[[], int],
+def score_batcher(router: Router, processes: int, *, expected: Callable[[], int],
                   on_batch: Callable[[int, BaseException | None], None]) -> ScoreBatcher:
-    """The batcher every request's pipeline scores with: batches scored in the scoring process
-    (warmed up on start), or in the batcher's own thread."""
-    if not in_child_process:
+    """The batcher every request's pipeline scores with: one lane per scoring process (each
+    warmed up on start), or, with `processes` 0, one lane in the batcher's own thread."""
+    if processes == 0:
         return ScoreBatcher(router, expected=expected, on_batch=on_batch)
-    process = ProcessScorer(router, warm_up=WARM_UP_RESPONSE)
-    return ScoreBatcher(router, expected=expected, score_batch=process, close_scorer=process.close,
-                        wait_ready=process.wait_ready, on_batch=on_batch)
+    group = ScoringProcesses(router, processes, warm_up=WARM_UP_RESPONSE)
+    return ScoreBatcher(router, expected=expected, lanes=group.scorers, close_scorer=group.close,
+                        wait_ready=group.wait_ready, on_batch=on_batch)
 
 
 def _retrieve(future: asyncio.Future) -> None:

@@ -1,4 +1,4 @@
-"""The server's scoring process: features and router scores of each batch on a core of its own.
+"""The server's scoring processes: features and router scores of each batch outside its GIL.
 
 Extracting 41 features (spaCy's parse, textstat, the lexicons) and scoring the probes of every
 answer is most of a kept request's CPU. Run in the server process, it holds the GIL that the
@@ -7,7 +7,11 @@ batcher (`imad.serve.batcher`) hands each batch to one child process instead (th
 library's `ProcessPoolExecutor`, one worker, "spawn" start so no thread's lock is copied), which
 holds its own copy of the router, received once at start, and sends back arrays (`ScoredRows`).
 Scores are bit-identical to scoring in the server (same code, same weights; `Router.scored_rows`
-is row-invariant).
+is row-invariant). `ScoringProcesses` starts several such children, one per lane of the batcher.
+
+A child runs at a lower scheduling priority (niceness + `CHILD_NICENESS`): its batches take tens
+of milliseconds of CPU, while the server process's steps (reading a request, an upstream reply)
+take a fraction of one and each holds up a request, so on a busy machine those go first.
 
 A child that dies (killed, out of memory) breaks only the batch it held: that batch raises
 `ScoringProcessError` (the batcher then scores its answers in the server process) and the next
@@ -19,6 +23,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -33,6 +38,8 @@ _router: Router | None = None
 """The child's router, set once by `_start_child`."""
 
 WARM_UP_QUESTION = "Is the scoring process warm?"
+CHILD_NICENESS = 5
+"""Added to a scoring process's niceness (Unix): under CFS a weight about 3x below the server's."""
 
 
 class ScoringProcessError(ImadError):
@@ -119,11 +126,34 @@ class ProcessScorer:
         return next(iter(processes), None)
 
 
+class ScoringProcesses:
+    """`count` scoring processes of one router, started together and closed together."""
+
+    def __init__(self, router: Router, count: int, warm_up: CritiqueResponse | None = None) -> None:
+        if count < 1:
+            raise ValueError(f"scoring processes: need at least one, got {count}")
+        self.scorers = tuple(ProcessScorer(router, warm_up=warm_up) for _ in range(count))
+
+    def wait_ready(self, timeout_s: float) -> None:
+        """Block until every child has scored its warm-up answer (they warm up in parallel, so
+        `timeout_s` bounds the whole wait); `ScoringProcessError` otherwise."""
+        deadline = time.monotonic() + timeout_s
+        for scorer in self.scorers:
+            scorer.wait_ready(max(0.0, deadline - time.monotonic()))
+
+    def close(self) -> None:
+        """End every child after the batch it holds."""
+        for scorer in self.scorers:
+            scorer.close()
+
+
 def _start_child(router: Router) -> None:
     from imad.serve.server import use_one_torch_thread
 
     global _router
     use_one_torch_thread()  # one batch at a time: more torch threads would only spin
+    if hasattr(os, "nice"):
+        os.nice(CHILD_NICENESS)
     _router = router
     parent = multiprocessing.parent_process()
     if parent is not None:

@@ -6,6 +6,7 @@ Every field maps to one `imad serve` flag and one row of the constraints table
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -21,7 +22,12 @@ MAX_CONCURRENCY = 4096
 MAX_QUEUE = 65_536
 MAX_WORKERS = 256
 MAX_WAIT_S = 86_400.0
+MAX_SCORING_PROCESSES = 64
 """Upper bounds no real deployment needs (threads, waiting requests, processes, one day)."""
+AUTO_SCORING_PROCESSES_CAP = 4
+"""Most scoring processes chosen automatically per server process: beyond about four, the
+server process itself (HTTP, upstream calls, one GIL) is the limit, and each child holds a
+router and a spaCy pipeline (~200 MB)."""
 
 
 @dataclass(frozen=True)
@@ -39,9 +45,11 @@ class ServeSettings:
     workers: server processes on the port (uvicorn's workers); limits, queue and budgets are
         per process.
     metrics_public: serve `GET /metrics` without the API key (for a scraper inside the network).
-    scoring_process: score (features + router) in a child process of each server process, so
-        that work runs on a core of its own outside the server's GIL (`imad.serve.scoring_process`);
-        off: in a thread of the server process (one process less, and ~200 MB less memory).
+    scoring_processes: child processes of each server process that score answers (features +
+        router), each batch in one of them, so that this work runs outside the server's GIL on
+        cores of its own (`imad.serve.scoring_process`); 0: in a thread of the server process
+        (no child, ~200 MB less memory per child). None: `auto_scoring_processes` (one per
+        core of this process's share of the machine, 1 to AUTO_SCORING_PROCESSES_CAP).
     request_timeout_s: a pipeline still running after this gets 504 and is cancelled at its next
         LLM call (its slot stays taken until then, so timed-out work cannot pile up beyond
         `max_concurrency`).
@@ -64,7 +72,7 @@ class ServeSettings:
     queue_timeout_s: float = 10.0
     workers: int = 1
     metrics_public: bool = False
-    scoring_process: bool = True
+    scoring_processes: int | None = None
     request_timeout_s: float = 300.0
     retry_after_s: int = 2
     default_backend: str = "acemad"
@@ -84,7 +92,7 @@ class ServeSettings:
         "queue_timeout_s": Real(0.0, MAX_WAIT_S, closed="right"),
         "workers": Integer(1, MAX_WORKERS),
         "metrics_public": Boolean(),
-        "scoring_process": Boolean(),
+        "scoring_processes": (None, Integer(0, MAX_SCORING_PROCESSES)),
         "request_timeout_s": Real(0.0, MAX_TIMEOUT_S, closed="right"),
         "retry_after_s": Integer(1, 3_600),
         "default_backend": Options(*SERVE_BACKENDS),
@@ -106,11 +114,35 @@ class ServeSettings:
         """The queue length in force (`max_queue`, or its default for `max_concurrency`)."""
         return QUEUE_PER_SLOT * self.max_concurrency if self.max_queue is None else self.max_queue
 
+    @property
+    def scoring_process_count(self) -> int:
+        """The scoring processes in force (`scoring_processes`, or its default for this
+        machine and `workers`)."""
+        if self.scoring_processes is not None:
+            return self.scoring_processes
+        return auto_scoring_processes(usable_cores(), self.workers)
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1
+
+
+def auto_scoring_processes(cores: int, workers: int) -> int:
+    """One scoring process per core of a server process's share (cores // workers), 1 to
+    AUTO_SCORING_PROCESSES_CAP. The children share those cores with their server process, at a
+    lower priority (`imad.serve.scoring_process`), so its short steps are not queued behind a
+    batch; measured on 2 cores, two children answer ~10% more requests/s at 32 clients than
+    one, for ~10% more CPU per request (benchmarks/README.md, bench_serve)."""
+    return max(1, min(AUTO_SCORING_PROCESSES_CAP, cores // max(1, workers)))
+
 
 FLAGS = {"api_key": "--api-key-env", "request_timeout_s": "--request-timeout",
          "retry_after_s": "--retry-after", "default_backend": "--backend", "default_tau": "--tau",
-         "shutdown_timeout_s": "--shutdown-timeout", "queue_timeout_s": "--queue-timeout",
-         "scoring_process": "--no-scoring-process"}
+         "shutdown_timeout_s": "--shutdown-timeout", "queue_timeout_s": "--queue-timeout"}
 """The `imad serve` flag of each setting whose flag is not `--` + its name with dashes."""
 
 

@@ -1,4 +1,5 @@
-"""Hostile values of `imad serve`'s queue, worker and metrics flags, and a port that cannot be bound.
+"""Hostile values of `imad serve`'s queue, worker, scoring-process and metrics flags, and a port
+that cannot be bound.
 
 Every row is exit 2 with one `error:` line naming the flag, before any model loads or any
 `server_ready` is logged.
@@ -35,6 +36,15 @@ def router_dir(tmp_path_factory):
     (["--budget-window", "100"], "--budget-window: sets the window of a trigger budget"),
     (["--host", "no-such-host.invalid"], "--host: cannot resolve 'no-such-host.invalid'"),
     (["--host", "\udcff"], "--host: cannot resolve"),
+    (["--scoring-processes", "-1"], "--scoring-processes: must be none or an integer in [0, 64]"),
+    (["--scoring-processes", "65"], "--scoring-processes: must be none or an integer in [0, 64]"),
+    (["--scoring-processes", HUGE], "--scoring-processes: must be none or an integer in [0, 64]"),
+    (["--scoring-processes", "1.5"], "--scoring-processes: must be none or an integer in [0, 64]"),
+    (["--scoring-processes", "two"], "--scoring-processes: must be none or an integer in [0, 64]"),
+    (["--scoring-processes", "\u0662"], "--scoring-processes: must be none or an integer in [0, 64]"),
+    (["--scoring-processes", ""], "--scoring-processes: must be none or an integer in [0, 64]"),
+    (["--scoring-processes", "2", "--no-scoring-process"],
+     "--no-scoring-process: means --scoring-processes 0; give one of the two, not both"),
 ])
 def test_bad_serve_flag_is_one_error_line_and_exit_2(router_dir, capsys, flags, message):
     assert main(["serve", "--router", str(router_dir), *flags]) == 2

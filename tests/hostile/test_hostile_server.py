@@ -83,7 +83,7 @@ def serve() -> Iterator:
 
     def start(factory=None, settings: ServeSettings | None = None):
         # in-thread scoring: a scoring process takes seconds to start (tests/serve covers it)
-        settings = replace(settings or ServeSettings(api_key=API_KEY), scoring_process=False)
+        settings = replace(settings or ServeSettings(api_key=API_KEY), scoring_processes=0)
         app = create_app(settings, factory or echo_factory())
         server = BackgroundServer(app, settings).start()
         servers.append(server)

@@ -20,14 +20,14 @@ API_KEY = "test-key-0123456789"
 def start_server() -> Iterator[Callable[..., BackgroundServer]]:
     """Start a server with the given settings and factory (default: the echo model); stopped after.
 
-    It scores in a thread of the server unless `scoring_process=True`: a scoring process takes
-    seconds to start, so only the tests about it (the load test, test_scoring_process.py, the
-    CLI's real `imad serve` processes) pay for one."""
+    It scores in a thread of the server unless `scoring_processes` > 0: a scoring process takes
+    seconds to start, so only the tests about them (the load test, test_scoring_process.py, the
+    CLI's real `imad serve` processes) pay for them."""
     servers: list[BackgroundServer] = []
 
     def start(settings: ServeSettings | None = None, factory: PipelineFactory | None = None, *,
-              scoring_process: bool = False) -> BackgroundServer:
-        settings = replace(settings or ServeSettings(api_key=API_KEY), scoring_process=scoring_process)
+              scoring_processes: int = 0) -> BackgroundServer:
+        settings = replace(settings or ServeSettings(api_key=API_KEY), scoring_processes=scoring_processes)
         server = BackgroundServer(create_app(settings, factory or echo_factory()), settings).start()
         servers.append(server)
         return server

@@ -66,7 +66,7 @@ def test_a_scorer_that_breaks_mid_batch_costs_no_answer():
     def broken(texts, responses):
         raise RuntimeError("the scoring process died")
 
-    batcher = ScoreBatcher(router, max_batch=3, window_s=60, score_batch=broken)
+    batcher = ScoreBatcher(router, max_batch=3, window_s=60, lanes=[broken])
     scores = call_together(batcher, [1, 2, 3])
     batcher.close()
     assert batcher.batch_sizes == [3]
@@ -105,3 +105,60 @@ def test_the_window_waits_for_callers_that_are_still_expected():
     batcher.close()
     assert batcher.batch_sizes == [2]
     assert scores[2] == router.score(question(2), response(2))
+
+
+def test_two_lanes_score_two_batches_at_once_each_caller_its_own_score():
+    """While one lane holds a batch, the next batch goes to the other lane (not behind it)."""
+    router = make_router(seed=5)
+    release = threading.Event()
+    holding = [threading.Event(), threading.Event()]
+
+    def lane(number):
+        def score(texts, responses):
+            holding[number].set()
+            assert release.wait(60), "the other lane never took a batch"
+            return router.features_scored(texts, responses)
+        return score
+
+    batcher = ScoreBatcher(router, max_batch=1, window_s=0.0, lanes=[lane(0), lane(1)])
+    waiter = threading.Thread(target=lambda: (holding[0].wait(60), holding[1].wait(60), release.set()))
+    waiter.start()
+    scores = call_together(batcher, [1, 2])
+    waiter.join(60)
+    batcher.close()
+    assert all(event.is_set() for event in holding)  # both lanes held a batch at the same time
+    assert batcher.batch_sizes == [1, 1]
+    assert all(scores[index] == router.score(question(index), response(index)) for index in (1, 2))
+
+
+def test_a_broken_lane_costs_no_answer_and_the_other_lane_keeps_scoring():
+    router = make_router(seed=6)
+    used: list[str] = []
+    broken_once = threading.Event()
+
+    def broken(texts, responses):
+        used.append("broken")
+        broken_once.set()
+        raise RuntimeError("the scoring process died")
+
+    def working(texts, responses):
+        used.append("working")
+        assert broken_once.wait(60), "the broken lane never took a batch"
+        return router.features_scored(texts, responses)
+
+    batcher = ScoreBatcher(router, max_batch=1, window_s=0.0, lanes=[broken, working])
+    scores = call_together(batcher, list(range(8)))
+    batcher.close()
+    assert sorted(batcher.batch_sizes) == [1] * 8 and len(used) == 8 and "broken" in used
+    assert all(scores[index] == router.score(question(index), response(index)) for index in range(8))
+
+
+def test_close_stops_every_lane_once_and_later_calls_score_in_their_own_thread():
+    router = make_router(seed=7)
+    closed: list[bool] = []
+    batcher = ScoreBatcher(router, lanes=[router.features_scored] * 3,
+                           close_scorer=lambda: closed.append(True))
+    batcher.close()
+    assert closed == [True]
+    assert not any(thread.is_alive() for thread in batcher._threads)  # noqa: SLF001
+    assert batcher(question(4), response(4)) == router.score(question(4), response(4))

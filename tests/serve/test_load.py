@@ -35,7 +35,7 @@ def total(text: str, name: str, **labels: str) -> float:
 
 @pytest.mark.slow
 def test_300_requests_at_concurrency_16_are_all_answered_and_counted(start_server):
-    server = start_server(ServeSettings(max_concurrency=8, api_key="k"), scoring_process=True)
+    server = start_server(ServeSettings(max_concurrency=8, api_key="k"), scoring_processes=2)
     report = run_load(server.base_url, n=300, concurrency=16, api_key="k")
     print(report.summary())
     sent = report.n + report.retries_429

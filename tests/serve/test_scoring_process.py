@@ -20,7 +20,7 @@ from imad.question import Question
 from imad.router import Router
 from imad.serve.batcher import ScoreBatcher
 from imad.serve.factory import WARM_UP_RESPONSE
-from imad.serve.scoring_process import ProcessScorer, ScoringProcessError
+from imad.serve.scoring_process import CHILD_NICENESS, ProcessScorer, ScoringProcessError
 from tests.router.router_helpers import make_router
 from tests.support.batching import call_together
 
@@ -70,13 +70,15 @@ def test_the_child_scores_bit_identically_to_the_server_process(router, scorer):
     in_child = scorer(texts(indices), responses)
     in_server = router.features_scored(texts(indices), responses)
     assert scorer.pid is not None and scorer.pid != os.getpid()
+    # a lower priority than the server's, so its short steps are not queued behind a batch
+    assert psutil.Process(scorer.pid).nice() == min(19, os.nice(0) + CHILD_NICENESS)
     for name in ("vectors", "p", "raw", "uncertainty", "effects"):
         assert np.array_equal(getattr(in_child, name), getattr(in_server, name)), name
     assert in_child.feature_names == in_server.feature_names
 
 
 def test_a_batcher_on_the_scoring_process_gives_each_caller_its_own_score(router, scorer):
-    batcher = ScoreBatcher(router, max_batch=5, window_s=60, score_batch=scorer)
+    batcher = ScoreBatcher(router, max_batch=5, window_s=60, lanes=[scorer])
     scores = call_together(batcher, {index: (Question(texts(range(index, index + 1))[0]), response(index))
                                      for index in range(5)})
     batcher.close()
@@ -138,24 +140,29 @@ def test_the_child_ends_when_the_server_process_is_killed(tmp_path):
 
 
 def test_a_server_whose_scoring_process_is_killed_answers_every_request():
-    """End to end: requests before, across and after the child's death all get 200 and their
-    own answer; the server starts a new child and no request is lost or crossed."""
+    """End to end, two scoring processes: requests before, across and after the death of one
+    child all get 200 and their own answer; the server starts a new child for that lane, the
+    other lane's child lives on, and no request is lost or crossed."""
     pytest.importorskip("fastapi")
     from imad.serve import BackgroundServer, ServeSettings, create_app
     from imad.serve.metrics import sample_values
     from tests.support.serving import echo_factory, run_load
 
-    settings = ServeSettings(max_concurrency=8, api_key="k")
+    settings = ServeSettings(max_concurrency=8, api_key="k", scoring_processes=2)
     app = create_app(settings, echo_factory())
-    process = app.state.runner.scorer.score_batch
+    process, other = app.state.runner.scorer.lanes
     server = BackgroundServer(app, settings).start()
     try:
+        health = httpx.get(server.base_url.removesuffix("/v1") + "/health").json()
+        assert health["scoring_processes"] == 2
         before = run_load(server.base_url, n=40, concurrency=8, api_key="k")
-        first = process.pid
+        first, untouched = process.pid, other.pid
+        assert None not in (first, untouched) and first != untouched
         os.kill(first, signal.SIGKILL)
         assert wait_until_gone(first)
         after = run_load(server.base_url, n=40, concurrency=8, api_key="k")
         second = process.pid
+        assert other.pid == untouched and other.restarts == 0
         metrics = httpx.get(server.base_url.removesuffix("/v1") + "/metrics",
                             headers={"Authorization": "Bearer k"}).text
     finally:
@@ -163,7 +170,8 @@ def test_a_server_whose_scoring_process_is_killed_answers_every_request():
     for report in (before, after):
         assert report.answered == 40 and report.wrong_answers == [] and report.duplicated_ids == 0
     assert process.restarts == 1 and second not in (None, first)
-    assert second is not None and wait_until_gone(second)  # the server's shutdown ended it
+    assert second is not None and wait_until_gone(second)  # the server's shutdown ended both
+    assert wait_until_gone(untouched)
     failures = dict((labels["type"], value)
                     for labels, value in sample_values(metrics, "imad_score_batch_failures_total"))
     assert failures == {"ScoringProcessError": 1.0}  # the one batch the dead child held
