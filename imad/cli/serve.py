@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve GET /metrics without the API key (default: auth like /v1)")
     parser.add_argument("--scoring-processes", default=None, metavar="N",
                         help="child processes of each server process that score answers, 0 for "
-                             "a thread of the server process (~200 MB each; default: one per "
+                             "a thread of the server process (~0.5 GB each; default: one per "
                              "core of the process's share, cores // --workers, 1 to "
                              f"{AUTO_SCORING_PROCESSES_CAP})")
     parser.add_argument("--no-scoring-process", action="store_true",

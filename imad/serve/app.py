@@ -6,8 +6,8 @@ Endpoints:
   LLM call made, with the routing decision in the extra field `imad` and the header
   `X-Imad-Decision` (compact ASCII JSON). The model name picks back-end and τ (`model_names`).
 - `GET /v1/models`, `GET /v1/models/{id}`: the servable model names.
-- `GET /health`: liveness, load and both concurrency limits (the server's and the upstream
-  client's), without auth (for load balancers).
+- `GET /health`: liveness, load, both concurrency limits (the server's and the upstream
+  client's) and the scoring processes, without auth (for load balancers).
 - `GET /metrics`: Prometheus metrics (`imad.serve.metrics`), auth like /v1 unless
   `--metrics-public`.
 - `GET /v1/imad/stats` (auth like /v1): the router, its OOD policy, and with

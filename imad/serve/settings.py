@@ -27,7 +27,7 @@ MAX_SCORING_PROCESSES = 64
 AUTO_SCORING_PROCESSES_CAP = 4
 """Most scoring processes chosen automatically per server process: beyond about four, the
 server process itself (HTTP, upstream calls, one GIL) is the limit, and each child holds a
-router and a spaCy pipeline (~200 MB)."""
+router and a spaCy pipeline (~0.5 GB resident)."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class ServeSettings:
     scoring_processes: child processes of each server process that score answers (features +
         router), each batch in one of them, so that this work runs outside the server's GIL on
         cores of its own (`imad.serve.scoring_process`); 0: in a thread of the server process
-        (no child, ~200 MB less memory per child). None: `auto_scoring_processes` (one per
+        (no child; each child holds ~0.5 GB). None: `auto_scoring_processes` (one per
         core of this process's share of the machine, 1 to AUTO_SCORING_PROCESSES_CAP).
     request_timeout_s: a pipeline still running after this gets 504 and is cancelled at its next
         LLM call (its slot stays taken until then, so timed-out work cannot pile up beyond
