@@ -36,7 +36,7 @@ def test_help_lists_the_flags(capsys):
     for flag in ("--router", "--llm", "--backend", "--tau", "--host", "--port", "--api-key-env",
                  "--max-concurrency", "--request-timeout", "--max-request-bytes", "--max-question-chars",
                  "--shutdown-timeout", "--log-prompts", "--target-trigger-rate", "--budget-window",
-                 "--ood-policy"):
+                 "--ood-policy", "--scoring-processes", "--no-scoring-process"):
         assert flag in out
 
 
@@ -79,7 +79,8 @@ def test_serve_process_answers_and_stops_on_sigterm(router_dir, tmp_path):
     port = free_port()
     command = [sys.executable, "-m", "imad.cli.main", "serve", "--router", str(router_dir),
                "--llm", f"cached:{tmp_path / 'calls.sqlite'}::openai:echo@http://127.0.0.1:9/v1?max_retries=0",
-               "--tau", "0", "--port", str(port), "--api-key-env", "IMAD_TEST_KEY"]
+               "--tau", "0", "--port", str(port), "--api-key-env", "IMAD_TEST_KEY",
+               "--scoring-processes", "1"]
     env = {**os.environ, "IMAD_TEST_KEY": "cli-key"}
     process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
@@ -93,6 +94,7 @@ def test_serve_process_answers_and_stops_on_sigterm(router_dir, tmp_path):
                 pass
             assert time.monotonic() < deadline, "imad serve did not start within 120 s"
             time.sleep(0.2)
+        assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).json()["scoring_processes"] == 1
         body = {"model": "imad", "messages": [{"role": "user", "content": tagged_question(5)}]}
         response = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", timeout=60,
                               headers={"Authorization": "Bearer cli-key"}, json=body)
@@ -117,6 +119,7 @@ def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp
     """`imad serve --workers 2`: uvicorn's workers, each building its app from the import string;
     /metrics of whichever worker answers sums the multiprocess files of both."""
     from imad.serve.metrics import sample_values
+    from imad.serve.settings import auto_scoring_processes, usable_cores
 
     cache = CachedChat(ScriptedChat(echo_respond, model_id="echo"), tmp_path / "calls.sqlite")
     for index in range(8):
@@ -139,6 +142,7 @@ def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp
             response = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=60)
             assert response.status_code == 200 and response.json()["choices"][0]["message"]["content"] == str(index)
         text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+        health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).json()
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=60)
     finally:
@@ -146,5 +150,7 @@ def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp
             process.kill()
             process.wait()
     assert sum(v for _, v in sample_values(text, "imad_requests_total")) == 8
+    # by default each worker scores in one child per core of its share of the machine
+    assert health["scoring_processes"] == auto_scoring_processes(usable_cores(), 2)
     assert sum(v for labels, v in sample_values(text, "imad_decisions_total")
                if labels["outcome"] == "kept") == 8
