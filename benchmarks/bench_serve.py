@@ -6,11 +6,12 @@
 
 The upstream is `benchmarks/latency_stub.py`, an OpenAI-compatible server on 127.0.0.1 in its own
 process that answers every call after `--latency` seconds. The routing server is the real CLI,
-`python -m imad.cli.main serve --llm openai:stub@…` with the shipped router, started as a subprocess once
-per client count with `--max-concurrency` equal to the clients (the defaults for one client) and
-nothing else unless asked (`--workers`, `--scoring-processes`). Two mixes: `kept` sends only `imad-acemad-0` (τ = 0: one
-upstream call, never a debate); `escalated` sends every fifth request as `imad-svrmad-1` (τ = 1:
-always an SVR-MAD debate with the back-end's defaults, six agents that agree in round one).
+`python -m imad.cli.main serve --llm openai:stub@…` with the shipped router, started as a
+subprocess once per client count with `--max-concurrency` equal to the clients (the defaults for
+one client) and nothing else unless asked (`--workers`, `--scoring-processes`). Two mixes: `kept`
+sends only `imad-acemad-0` (τ = 0: one upstream call, never a debate); `escalated` sends every
+fifth request as `imad-svrmad-1` (τ = 1: always an SVR-MAD debate with the back-end's defaults,
+six agents that agree in round one).
 
 Per row: requests/s, p50/p99 latency, CPU ms per request of the server process and its children
 (psutil, user+sys before/after the row), upstream calls per request (counted by the stub), the

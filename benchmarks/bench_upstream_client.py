@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import tempfile
 import threading
@@ -27,6 +26,10 @@ import httpx
 import urllib3
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks.bench_serve import Stub  # noqa: E402
+
 BODY = {"model": "stub", "max_tokens": 10,
         "messages": [{"role": "user", "content": "Which number is tagged #3? (critique)"}]}
 
@@ -84,16 +87,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-upstream-") as workdir:
-        port_file = Path(workdir) / "stub.port"
-        stub = subprocess.Popen([sys.executable, str(REPO_ROOT / "benchmarks" / "latency_stub.py"),
-                                 "--latency", str(args.latency), "--port-file", str(port_file)])
+        stub = Stub(args.latency, Path(workdir))
         try:
-            deadline = time.monotonic() + 30
-            while not port_file.exists() or not port_file.read_text().strip():
-                if stub.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("the latency stub did not start")
-                time.sleep(0.05)
-            url = f"http://127.0.0.1:{int(port_file.read_text())}/v1/chat/completions"
+            url = f"{stub.url}/v1/chat/completions"
             print(f"{args.concurrency} callers x {args.calls} calls, stub latency {args.latency:g} s")
             print("| client | CPU ms per call | calls/s |\n|---|---:|---:|")
             for _ in range(args.repeat):
@@ -103,8 +99,7 @@ def main() -> int:
                     cpu_ms, rate = client(url, args.concurrency, args.calls)
                     print(f"| {name} | {cpu_ms:.3f} | {rate:.0f} |", flush=True)
         finally:
-            stub.terminate()
-            stub.wait(10)
+            stub.stop()
     return 0
 
 

@@ -3,8 +3,8 @@
 A request takes a concurrency slot, waiting in a bounded queue when none is free (429 when the
 queue is full or the wait too long, `imad.serve.limits`), its pipeline runs in a worker thread
 of a pool sized to the limit (its answer scored in one batch with those of the other requests
-waiting for theirs, in one of the scoring processes: `imad.serve.batcher`), and the request waits at most
-`request_timeout_s` (504 after).
+waiting for theirs, in one of the scoring processes: `imad.serve.batcher`), and the request
+waits at most `request_timeout_s` (504 after).
 Python cannot stop a thread, so each pipeline calls its model through a `CancellableChat`: when
 the request times out or its client disconnects, the pipeline is cancelled and stops at its next
 LLM call boundary, then frees its slot (the call already running finishes first). The slot is

@@ -1,7 +1,8 @@
 """The routing server's settings: limits, auth and defaults, validated once at start-up.
 
 Every field maps to one `imad serve` flag and one row of the constraints table
-(`imad.constraints`); a bad value raises a `ConfigError` naming that flag, so a misconfigured server fails before it binds a port rather than on the first request.
+(`imad.constraints`); a bad value raises a `ConfigError` naming that flag, so a misconfigured
+server fails before it binds a port rather than on the first request.
 """
 
 from __future__ import annotations
