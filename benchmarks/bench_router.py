@@ -4,7 +4,9 @@
     python benchmarks/bench_router.py --checkpoint checkpoints/my-router --corpus corpus/my-model
 
 Latency: one `Router.decide` (feature extraction included: spaCy + the MLP + the per-feature
-cues), a batch of 64 rows through `predict_proba` (features excluded), and one row alone.
+cues), a batch of 64 rows through `predict_proba` (features excluded), one row alone, and
+`scored_rows` (p, u, every cue's effect and the OOD score: what the server's scoring processes
+compute) of a batch of 4, the size of a serving batch at 32 clients.
 Quality: the checkpoint's validation split is rebuilt from its recorded split seed and fraction;
 on it the checkpoint, raw `conf_initial` alone and a logistic regression on the 41 features
 (fitted on the training rows) are scored, next to the metrics recorded at export.
@@ -66,12 +68,16 @@ def main() -> None:
     decide_ms = timed(lambda: router.decide(question, response), args.repeats)
     batch_ms = timed(lambda: router.predict_proba(batch), args.repeats * 4)
     single_ms = timed(lambda: router.predict_proba(one), args.repeats * 4)
+    served = table.features[:4]  # a serving batch (32 clients on 2 cores, bench_serve.py)
+    scored_ms = timed(lambda: router.scored_rows(served), args.repeats * 4)
     print(f"checkpoint: {args.checkpoint} (torch threads: {torch.get_num_threads()})")
     print(f"decide, 1 question, features included: median {decide_ms[0]:.2f} ms, "
           f"p90 {decide_ms[1]:.2f} ms")
     print(f"predict_proba, batch of {len(batch)}, features excluded: median {batch_ms[0]:.3f} ms, "
           f"p90 {batch_ms[1]:.3f} ms ({batch_ms[0] / len(batch) * 1000:.1f} µs/row)")
     print(f"predict_proba, 1 row, features excluded: median {single_ms[0]:.3f} ms")
+    print(f"scored_rows (p, u, 41 cues, OOD), batch of {len(served)}: median {scored_ms[0]:.3f} ms "
+          f"({scored_ms[0] / len(served):.3f} ms/row)")
 
     datamodule = CorpusDataModule(
         table,

@@ -107,6 +107,20 @@ class BatchInvariantLinear(nn.Linear):
         weight = self.weight.t().unsqueeze(0).expand(x.shape[0], -1, -1)
         return torch.bmm(x.unsqueeze(1), weight).squeeze(1) + self.bias
 
+    def forward_blocks(self, x: torch.Tensor, block_rows: int) -> torch.Tensor:
+        """The output with every `block_rows` consecutive rows multiplied as one product.
+
+        Each block is one `F.linear` call of the same shape, so its bits depend on the block
+        alone, never on how many blocks are scored with it (a batched `bmm` does not promise
+        that: with one output column its bits changed with the batch). One 42-row product costs
+        about a third of 42 one-row products (an answer's cue probes, `Router.scored_rows`),
+        though its rows may differ from the one-row kernel's in the last bits."""
+        if x.shape[0] % block_rows:
+            raise ValueError(f"{x.shape[0]} rows are not whole blocks of {block_rows}")
+        if x.shape[0] == 0:
+            return F.linear(x, self.weight, self.bias)
+        return torch.cat([F.linear(block, self.weight, self.bias) for block in x.split(block_rows)])
+
 
 class RouterNet(nn.Module):
     """The two-head MLP. Input: scaled features (n, F) and raw conf_initial (n,) in [0, 1]."""
@@ -133,11 +147,23 @@ class RouterNet(nn.Module):
         nn.init.zeros_(self.head_p.weight)
         nn.init.zeros_(self.head_p.bias)
 
-    def forward(self, features: torch.Tensor, confidence: torch.Tensor) -> RouterOutput:
-        """Score rows: `features` are scaled (n, F); `confidence` is raw conf_initial (n,)."""
-        encoded = self.encoder(features)
-        evidence = self.head_p(encoded).squeeze(-1)
-        uncertainty = self.head_u(encoded).squeeze(-1)
+    def forward(self, features: torch.Tensor, confidence: torch.Tensor,
+                block_rows: int = 1) -> RouterOutput:
+        """Score rows: `features` are scaled (n, F); `confidence` is raw conf_initial (n,).
+
+        In eval mode `block_rows` > 1 multiplies each run of that many rows as one product
+        (`BatchInvariantLinear.forward_blocks`): invariant per block instead of per row."""
+        if self.training or block_rows == 1:
+            encoded = self.encoder(features)
+            evidence = self.head_p(encoded).squeeze(-1)
+            uncertainty = self.head_u(encoded).squeeze(-1)
+        else:
+            encoded = features
+            for layer in self.encoder:
+                is_linear = isinstance(layer, BatchInvariantLinear)
+                encoded = layer.forward_blocks(encoded, block_rows) if is_linear else layer(encoded)
+            evidence = self.head_p.forward_blocks(encoded, block_rows).squeeze(-1)
+            uncertainty = self.head_u.forward_blocks(encoded, block_rows).squeeze(-1)
         if self.training or len(confidence) == 0:
             return self._combine(confidence, evidence, uncertainty)
         outputs = []

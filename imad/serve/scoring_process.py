@@ -7,7 +7,8 @@ batcher (`imad.serve.batcher`) hands each batch to one child process instead (th
 library's `ProcessPoolExecutor`, one worker, "spawn" start so no thread's lock is copied), which
 holds its own copy of the router, received once at start, and sends back arrays (`ScoredRows`).
 Scores are bit-identical to scoring in the server (same code, same weights; `Router.scored_rows`
-is row-invariant). `ScoringProcesses` starts several such children, one per lane of the batcher.
+gives an answer the same bits in any batch). `ScoringProcesses` starts several such children, one
+per lane of the batcher.
 
 A child runs at a lower scheduling priority (niceness + `CHILD_NICENESS`): its batches take tens
 of milliseconds of CPU, while the server process's steps (reading a request, an upstream reply)

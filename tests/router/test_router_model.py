@@ -51,6 +51,39 @@ def test_eval_forward_matches_plain_linear_algebra():
     np.testing.assert_allclose(p_eval.numpy(), torch.sigmoid(logit).numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_a_block_gets_the_same_bits_alone_and_among_any_number_of_blocks():
+    router = make_router(width=200, depth=6)
+    rows = torch.from_numpy(random_features(42 * 9, seed=5).astype("f4"))
+    confidence = torch.rand(42 * 9, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        alone = [router.net.eval()(rows[b * 42:(b + 1) * 42], confidence[b * 42:(b + 1) * 42],
+                                   block_rows=42) for b in range(9)]
+        for n_blocks in (2, 3, 9):
+            together = router.net(rows[:42 * n_blocks], confidence[:42 * n_blocks], block_rows=42)
+            for b in range(n_blocks):
+                assert torch.equal(together.p[b * 42:(b + 1) * 42], alone[b].p)
+                assert torch.equal(together.u[b * 42:(b + 1) * 42], alone[b].u)
+
+
+def test_blocks_compute_the_row_wise_function_and_identical_rows_get_identical_bits():
+    router = make_router(width=200, depth=6)
+    rows = torch.from_numpy(random_features(84, seed=6).astype("f4"))
+    rows[41] = rows[0]  # the first and the last row of a block
+    confidence = torch.rand(84)
+    confidence[41] = confidence[0]
+    with torch.no_grad():
+        blocked = router.net.eval()(rows, confidence, block_rows=42)
+        row_wise = router.net(rows, confidence)
+    np.testing.assert_allclose(blocked.p.numpy(), row_wise.p.numpy(), rtol=0, atol=1e-6)
+    assert blocked.p[41] == blocked.p[0]
+
+
+def test_rows_that_are_not_whole_blocks_are_refused():
+    router = make_router()
+    with pytest.raises(ValueError, match="not whole blocks of 42"):
+        router.net.eval()(torch.zeros(43, 41), torch.zeros(43), block_rows=42)
+
+
 def test_untrained_router_reproduces_clipped_raw_confidence():
     torch.manual_seed(0)
     net = RouterNet().eval()
