@@ -43,7 +43,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from imad.errors import ConfigError
@@ -79,7 +79,7 @@ class Constraint(ABC):
         """What the constraint allows, for error messages: "an integer in [2, 64]"."""
 
 
-Allowed = Union[Constraint, None, tuple[Constraint | None, ...]]
+Allowed = Constraint | None | tuple[Constraint | None, ...]
 Constraints = Mapping[str, Allowed]
 
 
@@ -154,9 +154,11 @@ class Real(Constraint):
             raise Refused
         if self.finite and math.isinf(number):
             raise Refused
-        if self.low is not None and (number < self.low or (number == self.low and self.closed in ("right", "neither"))):
+        low_open = self.closed in ("right", "neither")
+        if self.low is not None and (number < self.low or (number == self.low and low_open)):
             raise Refused
-        if self.high is not None and (number > self.high or (number == self.high and self.closed in ("left", "neither"))):
+        high_open = self.closed in ("left", "neither")
+        if self.high is not None and (number > self.high or (number == self.high and high_open)):
             raise Refused
         if not self.as_float and isinstance(value, numbers.Integral):
             return int(value)

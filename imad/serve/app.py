@@ -18,9 +18,10 @@ Endpoints:
 Every error has OpenAI's shape `{"error": {"message", "type", "param", "code"}}`: 400 malformed
 body, invalid field or empty question; 401 missing or wrong key; 404 unknown model or path; 413
 body, question or prompt (counted in the model's tokens) too large; 429 the queue for the slots
-is full or the wait passed --queue-timeout (with Retry-After); 502 the upstream model server failed or gave nothing usable; 504 upstream or
-pipeline timeout; 500 a bug (logged). Responses, headers and SSE events are strict JSON: a
-non-finite number is written as null, never as NaN or Infinity.
+is full or the wait passed --queue-timeout (with Retry-After); 502 the upstream model server
+failed or gave nothing usable; 504 upstream or pipeline timeout; 500 a bug (logged). Responses,
+headers and SSE events are strict JSON: a non-finite number is written as null, never as NaN or
+Infinity.
 
 A client that disconnects — while sending its body or while its pipeline runs — is logged as one
 `client_disconnected` line (status 499, no traceback), and its pipeline is cancelled at its next

@@ -16,7 +16,7 @@ MEDQA = Path(__file__).resolve().parents[2] / "corpus" / "smollm2-135m-instruct-
 def _corpus(tmp_path: Path, labels: list, *, mutate=None) -> Path:
     lines = [json.loads(line) for line in MEDQA.read_text().splitlines() if line.strip()]
     lines = [line for line in lines if line.get("parsed") is not None][: len(labels)]
-    for line, label in zip(lines, labels):
+    for line, label in zip(lines, labels, strict=False):
         line["label"] = label
         if mutate:
             mutate(line)
