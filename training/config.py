@@ -21,7 +21,6 @@ from typing import Any, ClassVar
 
 import features
 from imad.cli.entry import EXIT_STATUS_HELP
-from imad.jsonio import loads_untrusted, read_regular_file
 from imad.constraints import (
     MAX_SEED,
     MAX_THREADS,
@@ -35,6 +34,7 @@ from imad.constraints import (
     check_fields,
 )
 from imad.errors import ConfigError
+from imad.jsonio import loads_untrusted, read_regular_file
 from imad.router.model import MAX_DEPTH, MAX_WIDTH, RouterNetConfig
 from training.entry_args import add_debug_flag
 from training.loss import LOSSES, FocusCalConfig

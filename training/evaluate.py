@@ -313,7 +313,7 @@ def parse_backend_options(items: Sequence[str]) -> dict[str, dict[str, object]]:
             raise ConfigError("--backend-option", f"write BACKEND.FIELD=VALUE, e.g. "
                               f"{example}; got {item!r}")
         typed = parse_settings(config_class_of(backend), {name: value},
-                               label=lambda _: f"--backend-option {target}")
+                               label=lambda _, target=target: f"--backend-option {target}")
         options.setdefault(backend, {}).update(typed)
     return options
 

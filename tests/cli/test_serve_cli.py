@@ -50,8 +50,10 @@ def test_help_lists_the_flags(capsys):
     (["--request-timeout", "-1"], "--request-timeout: must be a finite number in (0, 86400], got '-1'"),
     (["--shutdown-timeout", "nan"], "--shutdown-timeout: must be a finite number in [0, 86400], got 'nan'"),
     (["--tau", "nan"], "--tau: must be none or a number in [0, 1], got nan"),
-    (["--target-trigger-rate", "1"], "--target-trigger-rate: must be none or a finite number in (0, 1), got 1.0"),
-    (["--target-trigger-rate", "0.2", "--budget-window", "0"], "--budget-window: must be an integer in [1, 1000000], got 0"),
+    (["--target-trigger-rate", "1"],
+     "--target-trigger-rate: must be none or a finite number in (0, 1), got 1.0"),
+    (["--target-trigger-rate", "0.2", "--budget-window", "0"],
+     "--budget-window: must be an integer in [1, 1000000], got 0"),
     (["--ood-policy", "escalate"], "--ood-policy: 'escalate' needs OOD statistics"),
 ])
 def test_bad_flags_fail_before_serving(router_dir, capsys, flags, message):
@@ -140,7 +142,8 @@ def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp
         for index in range(8):
             body = {"model": "imad", "messages": [{"role": "user", "content": tagged_question(index)}]}
             response = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=60)
-            assert response.status_code == 200 and response.json()["choices"][0]["message"]["content"] == str(index)
+            assert response.status_code == 200
+            assert response.json()["choices"][0]["message"]["content"] == str(index)
         text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
         health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).json()
         process.send_signal(signal.SIGTERM)

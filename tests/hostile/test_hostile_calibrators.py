@@ -112,7 +112,8 @@ def test_the_good_section_loads() -> None:
     assert calibrator_from_dict(GOOD).apply(np.array([0.5]))[0] == pytest.approx(1 / (1 + np.exp(0.3)))
 
 
-@pytest.mark.parametrize("name,data", DAMAGED[:8] + DAMAGED[-4:], ids=[c[0] for c in DAMAGED[:8] + DAMAGED[-4:]])
+@pytest.mark.parametrize("name,data", DAMAGED[:8] + DAMAGED[-4:],
+                         ids=[c[0] for c in DAMAGED[:8] + DAMAGED[-4:]])
 def test_a_checkpoint_with_a_damaged_calibrator_does_not_load(tmp_path, name, data) -> None:
     import json
     import shutil

@@ -115,7 +115,8 @@ LITERAL_CASES = [
 
 
 @pytest.mark.parametrize(("key", "literal"), LITERAL_CASES,
-                         ids=[f"{key}={literal[:12]}…({len(literal)} chars)" for key, literal in LITERAL_CASES])
+                         ids=[f"{key}={literal[:12]}…({len(literal)} chars)"
+                              for key, literal in LITERAL_CASES])
 def test_hostile_literals_in_the_ood_section_are_refused_at_load(pristine, tmp_path, key, literal):
     checkpoint = _copy(pristine, "mahalanobis", tmp_path)
     config = json.loads((checkpoint / CONFIG_FILE).read_text())

@@ -211,7 +211,8 @@ def test_fit_and_evaluate_as_real_commands(workdir):
 
 # (case id, arguments of `python -m training.fit`, exit status, text in stderr) — in-process
 FIT_CASES: list[tuple[str, list[str], int, str]] = [
-    ("batch-size-zero", ["--batch-size", "0"], 2, "batch_size (--batch-size): must be an integer in [1, 1048576], got 0"),
+    ("batch-size-zero", ["--batch-size", "0"], 2,
+     "batch_size (--batch-size): must be an integer in [1, 1048576], got 0"),
     ("learning-rate-nan", ["--learning-rate", "nan"], 2, "learning_rate (--learning-rate)"),
     ("missing-corpus", ["--corpus", "missing"], 3, "does not exist"),
     ("corpus-array-line", ["--corpus", "array.jsonl"], 3, "array.jsonl:1: a JSON array"),
@@ -240,8 +241,10 @@ def test_fit_errors(workdir, monkeypatch, capsys, arguments, status, message):
 
 # (case id, arguments of `python -m training.evaluate`, exit status, text in stderr) — in-process
 EVALUATE_CASES: list[tuple[str, list[str], int, str]] = [
-    ("limit-zero", ["--dataset", "good.jsonl", "--limit", "0"], 2, "must be none or an integer in [1, 1000000], got 0"),
-    ("limit-negative", ["--dataset", "good.jsonl", "--limit", "-1"], 2, "must be none or an integer in [1, 1000000], got -1"),
+    ("limit-zero", ["--dataset", "good.jsonl", "--limit", "0"], 2,
+     "must be none or an integer in [1, 1000000], got 0"),
+    ("limit-negative", ["--dataset", "good.jsonl", "--limit", "-1"], 2,
+     "must be none or an integer in [1, 1000000], got -1"),
     ("unknown-dataset", ["--dataset", "imagenet"], 2, "unknown dataset 'imagenet'"),
     ("array-line", ["--dataset", "array.jsonl"], 3, "array.jsonl:1: a JSON array"),
     ("image-escapes", ["--dataset", "escape.jsonl"], 3, "resolves outside"),

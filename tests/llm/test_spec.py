@@ -21,7 +21,8 @@ def test_cached_spec_wraps(tmp_path):
 
 @pytest.mark.parametrize(("spec", "message"), [
     ("banana", "unknown back-end"), ("openai:", "needs a model name"), ("gguf:", "needs a path"),
-    ("local:x", "takes no argument"), ("openai:m@http://h/v1?colour=red", "unknown setting of OpenAICompatibleChat"),
+    ("local:x", "takes no argument"),
+    ("openai:m@http://h/v1?colour=red", "unknown setting of OpenAICompatibleChat"),
     ("cached:::local", "cached:PATH::SPEC"), ("gguf:/no/such/model.gguf", "not found"),
 ])
 def test_bad_specs(spec, message):

@@ -22,9 +22,9 @@ def metrics_url(server) -> str:
 
 
 def ask(server, model: str, index: int, key: str = API_KEY) -> httpx.Response:
+    body = {"model": model, "messages": [{"role": "user", "content": tagged_question(index)}]}
     return httpx.post(f"{server.base_url}/chat/completions", headers={"Authorization": f"Bearer {key}"},
-                      json={"model": model, "messages": [{"role": "user", "content": tagged_question(index)}]},
-                      timeout=60)
+                      json=body, timeout=60)
 
 
 def values(text: str, name: str) -> dict[tuple, float]:

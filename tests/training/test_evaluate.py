@@ -236,7 +236,8 @@ def test_cached_answers_must_fit_the_run(workdir, router_dir):
     (["--dataset", "imagenet"], 2, "unknown dataset 'imagenet'"),
     (["--dataset", "EMPTY"], 3, "dataset 'empty' has no questions"),
     (["--dataset", "NO_GOLD"], 3, "have no gold answer"),
-    (["--dataset", str(QUESTIONS), "--limit", "0"], 2, "limit (--limit): must be none or an integer in [1, 1000000], got 0"),
+    (["--dataset", str(QUESTIONS), "--limit", "0"], 2,
+     "limit (--limit): must be none or an integer in [1, 1000000], got 0"),
     (["--dataset", str(QUESTIONS), "--router", "MISSING"], 3, "no router checkpoint directory"),
     (["--dataset", str(QUESTIONS), "--dataset", str(QUESTIONS)], 2, "a dataset is named twice"),
 ])

@@ -49,7 +49,8 @@ def test_invalid_values_name_field_and_flag(argv, field):
 def test_wrong_type_in_a_file_is_named(tmp_path):
     path = tmp_path / "fit.json"
     path.write_text(json.dumps({"epochs": "ten"}))
-    with pytest.raises(ConfigError, match=r"epochs \(--epochs\): must be an integer in \[1, 100000\], got 'ten'"):
+    expected = r"epochs \(--epochs\): must be an integer in \[1, 100000\], got 'ten'"
+    with pytest.raises(ConfigError, match=expected):
         config_from_args(["--config", str(path)])
 
 

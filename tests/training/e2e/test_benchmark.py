@@ -299,7 +299,8 @@ def test_cli_replays_a_recorded_run_with_the_real_router(tmp_path, questions, ca
     (["--e2e-cache-mode", "replay", "--e2e-cache", "OTHER_MODEL"], 2,
      "holds calls of ['scripted-e2e'], not of 'SmolLM2-135M-Instruct-Q4_1'"),
     (["--e2e-cache-mode", "replay", "--e2e-cache", "NOTHING"], 2, "nothing to replay"),
-    (["--backend-option", "mad.n_agentz=2"], 2, "--backend-option mad.n_agentz: unknown setting of MADConfig"),
+    (["--backend-option", "mad.n_agentz=2"], 2,
+     "--backend-option mad.n_agentz: unknown setting of MADConfig"),
     (["--backend-option", "n_agents=2"], 2, "write BACKEND.FIELD=VALUE"),
     (["--tau", "1.5"], 2, "tau (--tau): must be none or a finite number in [0, 1], got 1.5"),
 ])
