@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
+from imad.commandline.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.constraints import ascii_int, parse_settings
 from imad.critique.call import SelfCritique
 from imad.critique.prompts import PROMPT_VERSION
@@ -278,7 +278,7 @@ def config_from_args(argv: Sequence[str] | None = None
                      ) -> tuple[EvaluateConfig | E2EConfig, bool]:
     """The config of a command line, and whether --json was given."""
     arguments = vars(build_parser().parse_args(argv))
-    arguments.pop("debug")  # read by the entry point (imad.cli.entry.debug_requested)
+    arguments.pop("debug")  # read by the entry point (imad.commandline.entry.debug_requested)
     as_json, e2e = arguments.pop("json"), arguments.pop("e2e")
     e2e_only = {key: arguments.pop(key) for key in _E2E_FLAGS}
     if not e2e:
@@ -319,7 +319,7 @@ def parse_backend_options(items: Sequence[str]) -> dict[str, dict[str, object]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.cli.entry`)."""
+    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.commandline.entry`)."""
     return run_entry_point("python -m training.evaluate", lambda: _run(argv),
                            debug=debug_requested(argv))
 

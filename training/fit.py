@@ -30,7 +30,7 @@ import torch
 from lightning.pytorch.callbacks import EarlyStopping
 from lightning.pytorch.loggers import CSVLogger
 
-from imad.cli.entry import debug_requested, run_entry_point
+from imad.commandline.entry import debug_requested, run_entry_point
 from imad.router import Router
 from training.baselines import baseline_probabilities
 from training.config import FitConfig, config_from_args
@@ -186,7 +186,7 @@ def format_metrics(metrics: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.cli.entry`)."""
+    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.commandline.entry`)."""
     return run_entry_point("python -m training.fit", lambda: _run(argv),
                            debug=debug_requested(argv))
 
