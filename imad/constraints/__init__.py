@@ -35,8 +35,6 @@ row shares:
 
 from __future__ import annotations
 
-from __future__ import annotations
-
 import os
 
 from imad.constraints.checker import (

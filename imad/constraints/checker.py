@@ -29,10 +29,10 @@ def parse_text(text: str, allowed: Allowed, where: str) -> Any:
 
     `none` / `null` mean None where the row allows None; otherwise the alternatives are tried
     in order, each reading the text by its own type."""
-    alternatives = alternatives(allowed)
-    if None in alternatives and text.strip().lower() in ("none", "null"):
+    options = alternatives(allowed)
+    if None in options and text.strip().lower() in ("none", "null"):
         return None
-    for constraint in alternatives:
+    for constraint in options:
         if constraint is None:
             continue
         try:

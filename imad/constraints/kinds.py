@@ -10,6 +10,7 @@ import math
 import numbers
 import os
 import re
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -99,7 +100,8 @@ class Integer(Constraint):
 class Real(Constraint):
     """A float between `low` and `high`; `closed` says which ends belong ("both", "left",
     "right", "neither"). ±inf is refused unless `finite=False`, NaN unless `nan=True` (a metric
-    undefined on its data). Ints become floats, unless `as_float=False` keeps them ints (a
+    undefined on its data), and always a subnormal number (0 < |x| < 2.2e-308: τ = 1e-320 in a
+    checkpoint is damage, not a threshold). Ints become floats, unless `as_float=False` keeps them ints (a
     stored record written back as it was read)."""
 
     low: float | None = None
@@ -121,6 +123,8 @@ class Real(Constraint):
                 return number
             raise Refused
         if self.finite and math.isinf(number):
+            raise Refused
+        if number != 0 and abs(number) < sys.float_info.min:  # subnormal: damage, not a setting
             raise Refused
         low_open = self.closed in ("right", "neither")
         if self.low is not None and (number < self.low or (number == self.low and low_open)):

@@ -4,6 +4,7 @@ a value passes it; `Items` is the kind built from rows (a fixed-length list, one
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ from imad.constraints.kinds import Allowed, Constraint, Refused
 _SHOWN_CHARS = 80
 
 
+@dataclass(frozen=True, init=False)
 class Items(Constraint):
     """A list (or tuple) of exactly one value per row, each allowed by its row: `Items((None,
     Real(0, 1)), Boolean())` is `[score or null, flag]`. Stored as a tuple; no text form."""
@@ -49,6 +51,8 @@ def show(value: Any) -> str:
             return f"an integer of {len(str(abs(value)))} digits"
         except ValueError:  # beyond Python's 4,300-digit str limit
             return f"an integer of {value.bit_length():,} bits"
+    if isinstance(value, float) and value != 0 and abs(value) < sys.float_info.min:
+        return f"{value!r} (a subnormal number)"
     try:
         text = repr(value)
     except ValueError:  # an int beyond Python's 4,300-digit str limit, alone or inside a list

@@ -22,7 +22,7 @@ from imad.critique.call import SelfCritique
 from imad.critique.canonical import answers_match
 from imad.critique.prompts import PROMPT_VERSION
 from imad.debate import DebateBackend, create_backend
-from imad.errors import ImadError
+from imad.errors import ImadError, NoAnswerError
 from imad.llm.types import ChatModel
 from imad.pipeline import Pipeline, router_confidence_source
 from imad.policy import FixedThreshold, chosen_threshold
@@ -35,7 +35,7 @@ from training.e2e.deferral_run import DEFERRAL_TAU, deferral_section
 from training.e2e.methods import E2E_METHODS, Method
 from training.e2e.report import build_document, write_e2e_report
 from training.evaluation.config import dataset_name
-from training.evaluation.report import to_jsonable
+from training.evaluation.report import EvaluationResult, to_jsonable
 from training.evaluation.responses import check_questions
 
 
@@ -95,16 +95,8 @@ class Answered:
 Runner = Callable[[Question], Answered]
 
 
-@dataclass(frozen=True)
-class E2EResult:
-    """The JSON document, the Markdown report, where they were written, every outcome."""
-
-    document: dict[str, Any]
-    markdown: str
-    json_path: Path
-    markdown_path: Path
-    outcomes: dict[str, dict[str, list[QuestionOutcome]]]
-    """dataset → method → one outcome per question, in question order."""
+E2EResult = EvaluationResult
+"""The end-to-end run's result: the one result type of `training.evaluate`."""
 
 
 def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
@@ -165,7 +157,19 @@ def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
                    for method, rows in by_method.items() if E2E_METHODS[method].routed}
             for name, by_method in outcomes.items()})
     json_path, markdown_path, markdown = write_e2e_report(document, Path(config.out))
-    return E2EResult(document, markdown, json_path, markdown_path, outcomes)
+    refuse_if_every_question_failed(outcomes, json_path)
+    return E2EResult(document, markdown, json_path, markdown_path, outcomes=outcomes)
+
+
+def refuse_if_every_question_failed(outcomes: dict[str, dict[str, list[QuestionOutcome]]],
+                                    report: Path) -> None:
+    """`NoAnswerError` (exit 3) when every question of every method failed: the report is
+    written, so it says why, but a run that answered nothing is not a result."""
+    every = [outcome for by_method in outcomes.values() for rows in by_method.values()
+             for outcome in rows]
+    if every and all(outcome.error is not None for outcome in every):
+        raise NoAnswerError(f"all {len(every)} answers failed (first: {every[0].error}), so "
+                            f"nothing was measured; {report} lists the errors")
 
 
 @dataclass(frozen=True)

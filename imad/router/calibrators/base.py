@@ -162,7 +162,7 @@ class Calibrator(ABC):
         check_fields(self, label=label)
         self.check()
 
-    def check(self) -> None:
+    def check(self) -> None:  # noqa: B027 (a hook: most calibrators have no cross-field rule)
         """Checks across parameters (knots sorted, …) beyond each one's row; none by default."""
 
     @abstractmethod
@@ -249,14 +249,15 @@ def real_array(values: Any, where: str) -> np.ndarray:
         raise ConfigError(where, f"expected a sequence of numbers, got {type(values).__name__}")
     items = list(values)
     bad = next((i for i, v in enumerate(items) if not _is_real(v)), None)
+    if bad is not None and isinstance(items[bad], (list, tuple, np.ndarray)):
+        raise ConfigError(where, f"expected a 1-D sequence of numbers, got a list at index {bad}")
     if bad is not None:
-        shown = type(items[bad]).__name__
-        raise ConfigError(where, f"expected real numbers (int or float), got a {shown} at index {bad}"
-                          + (": 2-D input" if isinstance(items[bad], (list, tuple, np.ndarray)) else ""))
+        raise ConfigError(where, f"expected real numbers (int or float), got a "
+                          f"{type(items[bad]).__name__} at index {bad}")
     try:
         return np.array(items, dtype=np.float64)
     except OverflowError:  # a 400-digit int
-        raise ConfigError(where, "a score is an integer too large for a float") from None
+        raise ConfigError(where, "expected numbers that fit a float, got an integer too large") from None
 
 
 def check_scores(scores: Any) -> np.ndarray:
