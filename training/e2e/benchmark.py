@@ -40,34 +40,40 @@ from training.evaluation.responses import check_questions
 
 
 @dataclass(frozen=True)
-class QuestionOutcome:
-    """One method's answer to one question, what it cost, and (selective methods) its decision.
+class Answered:
+    """What a method returned for one question, before its cost is attached.
 
     For a selective method, `escalated` says whether it debated, `single_answer` is the first,
     single-agent answer (iMAD: the self-critique's final answer, "" when unparsed; DOWN: its
     opening), and `p` the score it decided on (iMAD: the router's p; DOWN: the confidence).
     """
 
-    question_id: str
-    gold: str
     answer: str
-    correct: bool
-    prompt_tokens: int
-    completion_tokens: int
-    calls: int
     messages: int
-    model_seconds: float
     stop: str
     error: str | None = None
-    failed_calls: int = 0
     escalated: bool | None = None
     single_answer: str | None = None
-    single_correct: bool | None = None
     p: float | None = None
     confidence: float | None = None
     """iMAD: the self-critique's verbal `confidence_initial` (the deferral curve's second gate)."""
     single_tokens: int | None = None
     """iMAD: the tokens of the self-critique call alone (the rest of the total is the debate's)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class QuestionOutcome(Answered):
+    """One method's answer to one question (`Answered`), whether it was right, and its cost."""
+
+    question_id: str
+    gold: str
+    correct: bool
+    prompt_tokens: int
+    completion_tokens: int
+    calls: int
+    model_seconds: float
+    failed_calls: int = 0
+    single_correct: bool | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -75,21 +81,6 @@ class QuestionOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "total_tokens": self.total_tokens}
-
-
-@dataclass(frozen=True)
-class Answered:
-    """What a method returned for one question, before its cost is attached."""
-
-    answer: str
-    messages: int
-    stop: str
-    error: str | None = None
-    escalated: bool | None = None
-    single_answer: str | None = None
-    p: float | None = None
-    confidence: float | None = None
-    single_tokens: int | None = None
 
 
 Runner = Callable[[Question], Answered]
@@ -254,10 +245,8 @@ def _outcome(question: Question, answered: Answered, usage: CallUsage) -> Questi
         return answers_match(answer, question.gold, question.task_type, question.choices)
 
     return QuestionOutcome(
-        question_id=question.id, gold=str(question.gold), answer=answered.answer,
+        **{**asdict(answered), "error": error}, question_id=question.id, gold=str(question.gold),
         correct=bool(right(answered.answer)), prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens, calls=usage.calls, messages=answered.messages,
-        model_seconds=round(usage.model_seconds, 4), stop=answered.stop, error=error,
-        failed_calls=usage.failed_calls, escalated=answered.escalated,
-        single_answer=answered.single_answer, single_correct=right(answered.single_answer),
-        p=answered.p, confidence=answered.confidence, single_tokens=answered.single_tokens)
+        completion_tokens=usage.completion_tokens, calls=usage.calls,
+        model_seconds=round(usage.model_seconds, 4), failed_calls=usage.failed_calls,
+        single_correct=right(answered.single_answer))

@@ -4,8 +4,12 @@ The router's p is calibrated on its training distribution only (zero-shot ECE 0.
 other datasets, issue 21). A calibrator maps raw scores to probabilities and is stored, typed,
 in the checkpoint with what it was fitted on. The kinds (`kinds`, registered by name in
 `CALIBRATORS`): `identity`, `temperature`, `platt`, `isotonic`, `prior_shift` (label-free).
-`base` holds what they share, `fitting` the numerics; this module fits one by name and reads
-one back from a checkpoint.
+`base` holds what they share, `inputs` checks the scores and labels, `fitting` holds the
+numerics; this module fits one by name and reads one back from a checkpoint.
+
+A new calibrator is one class in `kinds` (`@register`, `kind`, its `parameter(row)` fields,
+`apply`, `fit`) plus its tests: `fit_calibrator`, `calibrator_from_dict`, the constraints row,
+the checkpoint section and the model card's parameter line follow from the class.
 """
 
 from __future__ import annotations
@@ -22,13 +26,12 @@ from imad.router.calibrators.base import (
     CalibrationRecord,
     Calibrator,
     DecreasingCalibratorWarning,
-    check_labels,
-    check_scores,
     known_keys,
     mapping,
     parameter_names,
 )
 from imad.router.calibrators.fitting import estimate_target_prior
+from imad.router.calibrators.inputs import check_labels, check_scores
 from imad.router.calibrators.kinds import (
     IDENTITY,
     IdentityCalibrator,

@@ -1,5 +1,6 @@
-"""What every calibrator shares: the registry, the record of what it was fitted on, the checks
-of the scores it is given, and the numerics (logit, sigmoid, prior shift) (SPEC §14).
+"""What every calibrator shares: the registry, the record of what it was fitted on, the numerics
+(logit, sigmoid, prior shift) and the checkpoint section's helpers (SPEC §14); the scores it is
+given are checked in `imad.router.calibrators.inputs`.
 
 A calibrator is one frozen dataclass registered with `@register`: its parameters are its fields,
 each declared once with `parameter(row)` (the row of `imad.constraints` that checks it). The
@@ -30,12 +31,10 @@ from imad.constraints import (
     Texts,
     check_fields,
     check_value,
-    show,
 )
 from imad.errors import CheckpointError, ConfigError
+from imad.router.calibrators.inputs import is_real
 
-MIN_LABELLED_ANSWERS = 10
-"""Fewest labelled answers a labelled method is fitted on; fewer give a calibrator that is noise."""
 SCORE_EPSILON = 1e-7
 """Raw scores are clipped to [ε, 1 − ε] before the logit, so a score of exactly 0 or 1 stays finite."""
 MAX_PARAMETER = 1e3
@@ -155,7 +154,7 @@ class Calibrator(ABC):
         for name in parameter_names(type(self)):  # a Fraction or Decimal is not silently rounded
             value = getattr(self, name)
             items = value if isinstance(value, (list, tuple)) else (value,)
-            odd = next((v for v in items if isinstance(v, numbers.Number) and not _is_real(v)
+            odd = next((v for v in items if isinstance(v, numbers.Number) and not is_real(v)
                         and not isinstance(v, bool)), None)
             if odd is not None:
                 raise ConfigError(label(name), f"must be an int or a float, got a {type(odd).__name__}")
@@ -221,82 +220,6 @@ def _shown(value: Any) -> str:
     if isinstance(value, list):
         return f"{len(value)} knots" if len(value) > 4 else "[" + ", ".join(f"{v:.6g}" for v in value) + "]"
     return f"{value:.6g}" if isinstance(value, float) else str(value)
-
-
-# --- the scores a calibrator is given ---------------------------------------------------------------
-
-_REAL_KINDS = "fiu"
-"""numpy dtype kinds a score array may have: float, signed and unsigned int (not bool, complex,
-object or text)."""
-
-
-def _is_real(value: Any) -> bool:
-    return (isinstance(value, (numbers.Integral, float, np.floating))
-            and not isinstance(value, (bool, np.bool_)))
-
-
-def real_array(values: Any, where: str) -> np.ndarray:
-    """`values` as a 1-D float64 array, refusing what is not a sequence of real numbers with a
-    `ConfigError` (object, bool, complex or text arrays, Fractions, 2-D input, a 400-digit int);
-    non-finite numbers pass (each caller decides what they mean)."""
-    if isinstance(values, np.ndarray):
-        if values.dtype.kind not in _REAL_KINDS:
-            raise ConfigError(where, f"expected an array of real numbers, got dtype {values.dtype}")
-        if values.ndim != 1:
-            raise ConfigError(where, f"expected a 1-D sequence, got shape {values.shape}")
-        return values.astype(np.float64, copy=False)
-    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
-        raise ConfigError(where, f"expected a sequence of numbers, got {type(values).__name__}")
-    items = list(values)
-    bad = next((i for i, v in enumerate(items) if not _is_real(v)), None)
-    if bad is not None and isinstance(items[bad], (list, tuple, np.ndarray)):
-        raise ConfigError(where, f"expected a 1-D sequence of numbers, got a list at index {bad}")
-    if bad is not None:
-        raise ConfigError(where, f"expected real numbers (int or float), got a "
-                          f"{type(items[bad]).__name__} at index {bad}")
-    try:
-        return np.array(items, dtype=np.float64)
-    except OverflowError:  # a 400-digit int
-        raise ConfigError(where, "expected numbers that fit a float, got an integer too large") from None
-
-
-def check_scores(scores: Any) -> np.ndarray:
-    """Raw scores to fit on: a non-empty 1-D sequence of finite numbers in [0, 1]."""
-    raw = real_array(scores, "scores")
-    if len(raw) == 0:
-        raise ConfigError("scores", f"expected a non-empty 1-D sequence, got shape {raw.shape}")
-    bad = np.nonzero(~np.isfinite(raw) | (raw < 0) | (raw > 1))[0]
-    if len(bad):
-        raise ConfigError("scores", f"{len(bad)} scores are not finite numbers in [0, 1] "
-                          f"(first at index {int(bad[0])}: {raw[bad[0]]})")
-    return raw
-
-
-def check_labels(labels: Any, n: int, method: str) -> np.ndarray:
-    """0/1 labels for `n` scores (1: the answer was right), both classes present."""
-    if labels is None:
-        raise ConfigError("labels", f"{method} needs 0/1 labels (1: the answer was right); "
-                          "prior_shift needs none")
-    if isinstance(labels, np.ndarray) and labels.ndim != 1:
-        raise ConfigError("labels", f"expected a 1-D sequence, got shape {labels.shape}")
-    if isinstance(labels, (str, bytes, Mapping)) or not hasattr(labels, "__len__"):
-        raise ConfigError("labels", f"expected a sequence of 0/1, got {type(labels).__name__}")
-    values = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
-    if len(values) != n:
-        raise ConfigError("labels", f"{len(values)} labels for {n} scores")
-    bad = [v for v in values if not (type(v) in (bool, int, float) and v in (0, 1))]
-    if bad:
-        first = bad[0]
-        raise ConfigError("labels", f"expected 0 or 1 (or true/false), got {show(first)}")
-    y = np.array(values, dtype=np.float64)
-    if n < MIN_LABELLED_ANSWERS:
-        raise ConfigError("labels", f"{method} needs at least {MIN_LABELLED_ANSWERS} labelled answers, "
-                          f"got {n}")
-    if y.min() == y.max():
-        which = "right" if y[0] == 1 else "wrong"
-        raise ConfigError("labels", f"all {n} answers are {which}: {method} needs both right and "
-                          "wrong answers (label more, or use prior_shift)")
-    return y
 
 
 # --- numerics ---------------------------------------------------------------------------------------

@@ -21,11 +21,11 @@ from imad.router.calibrators.base import (
     Calibrator,
     logit,
     parameter,
-    real_array,
     register,
     shift_prior,
     sigmoid,
 )
+from imad.router.calibrators.inputs import real_array
 
 PARAMETER = Real(-MAX_PARAMETER, MAX_PARAMETER)
 PRIOR = Real(PRIOR_FLOOR, 1 - PRIOR_FLOOR)
