@@ -6,12 +6,13 @@ import json
 
 import pytest
 
+from imad.decide import new_budget
+from imad.decide.budget import TriggerBudget
+from imad.decide.policy import FixedThreshold, Policy
 from imad.errors import ConfigError, LLMServerError
 from imad.llm.scripted import ScriptedChat
-from imad.pipeline import Pipeline, new_budget
-from imad.policy import FixedThreshold, Policy
+from imad.pipeline import Pipeline
 from imad.question import Question, TaskType
-from imad.router.budget import TriggerBudget
 from tests.router.router_helpers import make_router
 from training.data import load_questions
 

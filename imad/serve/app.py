@@ -48,7 +48,7 @@ from imad.errors import ServeError
 from imad.serve.auth import check_bearer
 from imad.serve.factory import PipelineFactory
 from imad.serve.limits import read_body
-from imad.serve.logs import log_event
+from imad.serve.logs import decision_log_fields, log_event
 from imad.serve.metrics import ServerMetrics
 from imad.serve.model_names import listed_model_names, parse_model_name
 from imad.serve.models import (
@@ -214,13 +214,9 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
                                              type="server_error", code="internal_error"), completion_id)
         completion = completion_from_answer(answer, choice, completion_id=completion_id,
                                             created=int(time.time()), fingerprint=FINGERPRINT)
-        info = completion.imad
-        log_event("chat_completion", status=200, backend=info.backend, tau=info.tau,
-                  tau_source=info.tau_source, ood=info.ood, p=info.p,
-                  escalated=info.escalated, source=info.source, llm_calls=info.llm_calls,
-                  prompt_tokens=completion.usage.prompt_tokens,
-                  completion_tokens=completion.usage.completion_tokens, latency_ms=elapsed_ms(), **fields)
-        headers = {"X-Imad-Decision": decision_header(info), "X-Request-Id": completion_id}
+        log_event("chat_completion", status=200, **decision_log_fields(completion),
+                  latency_ms=elapsed_ms(), **fields)
+        headers = {"X-Imad-Decision": decision_header(completion.imad), "X-Request-Id": completion_id}
         metrics.count_request(model_name, 200)
         if chat.stream:
             include_usage = bool(chat.stream_options and chat.stream_options.include_usage)

@@ -111,8 +111,9 @@ def test_text_report_shows_tau_source_and_ood(tmp_path, scripted_llm, capsys):
     path = router.save(tmp_path / "ood-router")
     assert ask(path, "--ood-policy", "escalate") == 0
     out = capsys.readouterr().out
-    assert "decision: escalated to cot" in out and "from checkpoint" in out
-    assert ", unfamiliar, ood_policy escalate)" in out
+    decision = next(line for line in out.splitlines() if line.startswith("decision: "))
+    assert "escalate yes" in decision and "tau_source checkpoint" in decision
+    assert "ood yes, ood_policy escalate, backend cot" in decision
     assert "(ood_policy escalate)" in out  # the reason line
 
 

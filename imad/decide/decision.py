@@ -1,11 +1,12 @@
 """What the policy decided for one question, and why (SPEC §2: every result carries p and the
-decision; SPEC §14: a `imad.policy.Policy` turns the router's `RouterScore` into it).
+decision; SPEC §14: a `imad.decide.Policy` turns the router's `RouterScore` into it).
 
 A `RouterDecision` is the whole verdict on one self-critique: the score p, the threshold τ,
 whether to escalate to a debate (p < τ), short human-readable reasons, and whether the response
-could be parsed at all. An unparsed response has no score and always escalates. It is the one
-declaration of the decision's fields: the server's JSON and `X-Imad-Decision` header, the CLI's
-`--json` and the metrics' outcome all derive from it (`to_dict`, `summary`, `outcome`).
+could be parsed at all. An unparsed response has no score and always escalates. `values()` gives
+each of its fields by the name `imad.decide.schema` declares it under; every view of a decision
+(`to_dict`, the server's body, header and log line, the span, the CLI's report, the metrics'
+outcome, the decision log) is taken from those values through the schema.
 
 Fail safe (SPEC §13): a score that is not a finite number (a damaged router, an overflow) is
 never compared with τ. The decision escalates, carries `p = None` and `uncertainty = None`
@@ -18,32 +19,32 @@ rows the answer is (`ood_score`, `ood`; None when the checkpoint has no OOD stat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-PARSED = "parsed"
-UNPARSED = "unparsed"
+from imad.decide.schema import (
+    BELOW_TAU,
+    KEPT,
+    NON_FINITE,
+    OOD_ESCALATED,
+    OUTCOMES,
+    PARSE_STATUSES,
+    PARSED,
+    SCORE_STATUSES,
+    SCORED,
+    TAU_SOURCES,
+    UNPARSED,
+    UNSCORED,
+    view,
+)
 
-TAU_SOURCES = ("checkpoint", "request", "budget")
-"""Where a decision's τ came from: the checkpoint, a per-request or per-pipeline override (`--tau`,
-a model-name suffix), or a trigger budget's window quantile (during its warm-up the budget uses
-its initial τ, and the decision names that τ's source)."""
+if TYPE_CHECKING:
+    from imad.decide.score import RouterScore
 
-SCORED = "scored"
-NON_FINITE = "non_finite"
-UNSCORED = "unscored"
-
-KEPT = "kept"
-BELOW_TAU = "below_tau"
-OOD_ESCALATED = "ood"
-OUTCOMES = (KEPT, BELOW_TAU, UNPARSED, NON_FINITE, OOD_ESCALATED)
-"""A decision's `outcome`: kept, or escalated because p < τ, the self-critique was unparsed, the
-score was not finite, or the OOD policy escalated an unfamiliar answer."""
-
-
-SUMMARY_FIELDS = ("p", "tau", "tau_source", "escalate", "reasons", "parse_status", "ood_score",
-                  "ood", "ood_policy")
-"""The fields of `RouterDecision.summary()`."""
+__all__ = ["BELOW_TAU", "KEPT", "NON_FINITE", "OOD_ESCALATED", "OUTCOMES", "PARSED",
+           "PARSE_STATUSES", "SCORED", "SCORE_STATUSES", "TAU_SOURCES", "UNPARSED", "UNSCORED",
+           "Cue", "RouterDecision", "non_finite_decision", "ood_reason", "threshold_reason",
+           "unparsed_decision"]
 
 
 class Cue(NamedTuple):
@@ -89,6 +90,9 @@ class RouterDecision:
     """True when `ood_score` is above the checkpoint's OOD threshold; None when not scored."""
     ood_policy: str = "flag"
     """What `ood` did: "flag" (reported only) or "escalate" (an unfamiliar answer escalates)."""
+    score: RouterScore | None = field(default=None, compare=False, repr=False)
+    """The score it was decided from (`Policy.decide` keeps it): the raw score and every
+    feature's value, which the decision log records."""
 
     @property
     def keep(self) -> bool:
@@ -106,31 +110,24 @@ class RouterDecision:
             return NON_FINITE
         return BELOW_TAU if self.p < self.tau else OOD_ESCALATED
 
-    def summary(self) -> dict[str, Any]:
-        """The decision as it travels beside an answer: the server's `imad` object (and from it
-        the `X-Imad-Decision` header) is built from these fields, so none is listed twice.
-        `escalate` is named `escalated` there, as the answer's past."""
-        data = self.to_dict()
-        return {"escalated" if key == "escalate" else key: data[key] for key in SUMMARY_FIELDS}
+    def values(self) -> dict[str, Any]:
+        """Every field whose origin is the decision (`imad.decide.schema`), as JSON values."""
+        score = self.score
+        return {
+            "id": self.id, "p": self.p, "tau": self.tau, "escalate": self.escalate,
+            "reasons": list(self.reasons), "parse_status": self.parse_status,
+            "parse_error": self.parse_error, "uncertainty": self.uncertainty,
+            "cues": [cue._asdict() for cue in self.cues], "score_status": self.score_status,
+            "tau_source": self.tau_source, "ood_score": self.ood_score, "ood": self.ood,
+            "ood_policy": self.ood_policy, "outcome": self.outcome,
+            "raw": None if score is None else score.to_dict()["raw"],
+            "features": (None if score is None or not score.cues
+                         else {cue.feature: cue.value for cue in score.cues}),
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field, as JSON values (the CLI's `--json`)."""
-        return {
-            "id": self.id,
-            "p": self.p,
-            "tau": self.tau,
-            "escalate": self.escalate,
-            "reasons": list(self.reasons),
-            "parse_status": self.parse_status,
-            "parse_error": self.parse_error,
-            "uncertainty": self.uncertainty,
-            "cues": [cue._asdict() for cue in self.cues],
-            "score_status": self.score_status,
-            "tau_source": self.tau_source,
-            "ood_score": self.ood_score,
-            "ood": self.ood,
-            "ood_policy": self.ood_policy,
-        }
+        """The `decision` view: the decision object of the CLI's `--json`."""
+        return view("decision", self.values())
 
 
 def unparsed_decision(question_id: str, tau: float, reason: str) -> RouterDecision:
