@@ -19,7 +19,7 @@ reverse (the router's config is named for type checking only).
 from __future__ import annotations
 
 from imad.decide.budget import BudgetStats, TriggerBudget, new_budget
-from imad.decide.decision import OUTCOMES, TAU_SOURCES, Cue, RouterDecision
+from imad.decide.decision import Cue, RouterDecision
 from imad.decide.policy import (
     FixedThreshold,
     Policy,
@@ -31,6 +31,7 @@ from imad.decide.policy import (
     choose_policy,
     chosen_threshold,
 )
+from imad.decide.schema import OUTCOMES, TAU_SOURCES
 from imad.decide.score import RouterScore, unparsed_score
 
 __all__ = [

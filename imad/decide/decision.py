@@ -27,12 +27,8 @@ from imad.decide.schema import (
     KEPT,
     NON_FINITE,
     OOD_ESCALATED,
-    OUTCOMES,
-    PARSE_STATUSES,
     PARSED,
-    SCORE_STATUSES,
     SCORED,
-    TAU_SOURCES,
     UNPARSED,
     UNSCORED,
     view,
@@ -40,12 +36,6 @@ from imad.decide.schema import (
 
 if TYPE_CHECKING:
     from imad.decide.score import RouterScore
-
-__all__ = ["BELOW_TAU", "KEPT", "NON_FINITE", "OOD_ESCALATED", "OUTCOMES", "PARSED",
-           "PARSE_STATUSES", "SCORED", "SCORE_STATUSES", "TAU_SOURCES", "UNPARSED", "UNSCORED",
-           "Cue", "RouterDecision", "non_finite_decision", "ood_reason", "threshold_reason",
-           "unparsed_decision"]
-
 
 class Cue(NamedTuple):
     """One feature's contribution: p minus p with this feature at its training mean."""
@@ -82,7 +72,7 @@ class RouterDecision:
     """`"scored"`, `"unscored"` (unparsed response) or `"non_finite"` (the router's score was
     NaN or infinite: escalated, p withheld)."""
     tau_source: str = "checkpoint"
-    """Where τ came from, one of `TAU_SOURCES`."""
+    """Where τ came from, one of `imad.decide.schema.TAU_SOURCES`."""
     ood_score: float | None = None
     """How unlike the training rows the answer's features are; None without OOD statistics or
     without a score."""
@@ -100,7 +90,7 @@ class RouterDecision:
 
     @property
     def outcome(self) -> str:
-        """Why the answer was kept or escalated, one of `OUTCOMES` (what metrics count), so no
+        """Why the answer was kept or escalated, one of `schema.OUTCOMES` (what metrics count), so no
         caller recomputes it from the other fields."""
         if not self.escalate:
             return KEPT

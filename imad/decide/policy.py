@@ -29,14 +29,13 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from imad.constraints import Constraints, InstanceOf, Integer, Options, check_fields, check_value
 from imad.decide.decision import (
-    PARSED,
-    TAU_SOURCES,
     RouterDecision,
     non_finite_decision,
     ood_reason,
     threshold_reason,
     unparsed_decision,
 )
+from imad.decide.schema import PARSED, TAU_SOURCES
 from imad.decide.score import RouterScore
 from imad.errors import ConfigError
 from imad.routing_options import OOD_POLICIES, TAU, Tau, check_tau

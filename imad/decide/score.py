@@ -19,15 +19,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from imad.decide.decision import (
-    PARSE_STATUSES,
-    PARSED,
-    SCORE_STATUSES,
-    SCORED,
-    UNPARSED,
-    UNSCORED,
-    Cue,
-)
+from imad.decide.decision import Cue
+from imad.decide.schema import PARSE_STATUSES, PARSED, SCORE_STATUSES, SCORED, UNPARSED, UNSCORED
 from imad.errors import ConfigError
 
 

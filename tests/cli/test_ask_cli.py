@@ -65,7 +65,7 @@ def test_budget_state_persists_across_runs(router_dir, tmp_path, scripted_llm, c
     assert decision["tau_source"] == "budget"
     assert ask(router_dir, "--budget-state", str(state)) == 0  # the rate comes from the file
     out = capsys.readouterr().out
-    assert "from budget" in out and "target 0.5 (state in" in out
+    assert "tau_source budget" in out and "target 0.5 (state in" in out
     assert json.loads(state.read_text())["observed_total"] == 4
 
 

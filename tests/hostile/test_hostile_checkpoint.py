@@ -28,7 +28,7 @@ from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
 from imad.critique.schema import CritiqueResponse
-from imad.decide.decision import NON_FINITE
+from imad.decide.schema import NON_FINITE
 from imad.errors import CheckpointError
 from imad.router import Router
 from imad.router.checkpoint import CONFIG_FILE, WEIGHTS_FILE
