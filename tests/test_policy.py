@@ -11,7 +11,6 @@ import pytest
 
 from imad.critique.schema import CritiqueResponse
 from imad.decide.budget import TriggerBudget
-from imad.decide.decision import Cue
 from imad.decide.policy import (
     FixedThreshold,
     Policy,
@@ -22,7 +21,7 @@ from imad.decide.policy import (
     choose_policy,
     chosen_threshold,
 )
-from imad.decide.score import RouterScore, unparsed_score
+from imad.decide.score import Cue, RouterScore, unparsed_score
 from imad.errors import ConfigError
 from tests.router.router_helpers import make_router
 

@@ -4,8 +4,9 @@ The router (`imad.router`, torch) scores an answer into a `RouterScore`; everyth
 lives here and imports numpy at most, so a caller that only decides — a policy, a trigger
 budget, a server's settings, a decision log — never loads the network:
 
-- `score`: `RouterScore`, what the scorer says about one answer (no τ), and the OOD flag rule.
-- `decision`: `RouterDecision` and `Cue`, the verdict and its reasons; the fail-safe decisions.
+- `score`: `RouterScore`, what the scorer says about one answer (no τ), its `Cue`s, and the OOD
+  flag rule.
+- `decision`: `RouterDecision`, the verdict and its reasons; the fail-safe decisions.
 - `policy`: `Policy`, `FixedThreshold`, the checkpoint's τ and OOD policy turned into a policy
   (`checkpoint_policy`), the one choice of τ (`chosen_threshold`); τ's range rule `check_tau`.
 - `budget`, `split_heaps`: `TriggerBudget`, a τ that follows the traffic (`new_budget`).
@@ -13,13 +14,13 @@ budget, a server's settings, a decision log — never loads the network:
 - `schema`: every field of a decision declared once, and the views derived from it.
 
 Arrows run one way: `imad.router` imports this package (a score is built there), never the
-reverse (the router's config is named for type checking only).
+reverse (what deciding reads of the router's config is a protocol, `policy.StoredRouting`).
 """
 
 from __future__ import annotations
 
 from imad.decide.budget import BudgetStats, TriggerBudget, new_budget
-from imad.decide.decision import Cue, RouterDecision
+from imad.decide.decision import RouterDecision
 from imad.decide.policy import (
     FixedThreshold,
     Policy,
@@ -32,7 +33,7 @@ from imad.decide.policy import (
     chosen_threshold,
 )
 from imad.decide.schema import OUTCOMES, TAU_SOURCES
-from imad.decide.score import RouterScore, unparsed_score
+from imad.decide.score import Cue, RouterScore, unparsed_score
 
 __all__ = [
     "OUTCOMES",

@@ -20,7 +20,7 @@ rows the answer is (`ood_score`, `ood`; None when the checkpoint has no OOD stat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
 from imad.decide.schema import (
     BELOW_TAU,
@@ -33,21 +33,7 @@ from imad.decide.schema import (
     UNSCORED,
     view,
 )
-
-if TYPE_CHECKING:
-    from imad.decide.score import RouterScore
-
-class Cue(NamedTuple):
-    """One feature's contribution: p minus p with this feature at its training mean."""
-
-    feature: str
-    value: float
-    delta_p: float
-
-    def describe(self) -> str:
-        direction = "raises" if self.delta_p > 0 else "lowers"
-        value = _format_value(self.value)
-        return f"{self.feature}={value} {direction} p by {abs(self.delta_p):.2f}"
+from imad.decide.score import Cue, RouterScore
 
 
 @dataclass(frozen=True)
@@ -169,7 +155,3 @@ def threshold_reason(p: float, tau: float) -> str:
     if p < tau:
         return f"p {shown_p} < τ {shown_tau}: escalate"
     return f"p {shown_p} ≥ τ {shown_tau}: keep"
-
-
-def _format_value(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"

@@ -19,13 +19,14 @@ trigger budgets' warm-up τ use it).
 
 The checkpoint's τ and OOD policy are data in its config; `checkpoint_policy(config)` turns them
 into a policy, here and not in the Router, which only scores. Torch-free: nothing here imports
-`imad.router` (the config is named for type checking only).
+`imad.router`; what is read of the config is the protocol `StoredRouting`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from imad.constraints import Constraints, InstanceOf, Integer, Options, check_fields, check_value
 from imad.decide.decision import (
@@ -40,11 +41,9 @@ from imad.decide.score import RouterScore
 from imad.errors import ConfigError
 from imad.routing_options import OOD_POLICIES, TAU, Tau, check_tau
 
-if TYPE_CHECKING:
-    from imad.router.config import RouterConfig
-
 __all__ = ["FixedThreshold", "Policy", "Tau", "ThresholdRule", "as_policy", "check_tau",
-           "checkpoint_policy", "checkpoint_threshold", "choose_policy", "chosen_threshold"]
+           "StoredRouting", "checkpoint_policy", "checkpoint_threshold", "choose_policy",
+           "chosen_threshold"]
 
 MIN_CUE_DELTA = 0.005
 """A cue is reported only if it moves p by at least this much."""
@@ -92,6 +91,33 @@ class ThresholdRule(Protocol):
     budget counts it as unparsed)."""
 
     def threshold_for(self, p: float | None) -> tuple[float, str]: ...
+
+
+class StoredThreshold(Protocol):
+    """A checkpoint's stored τ and how it was chosen (`imad.router.config.Threshold`)."""
+
+    @property
+    def tau(self) -> float: ...
+
+    @property
+    def method(self) -> str: ...
+
+
+class StoredRouting(Protocol):
+    """What deciding reads of a checkpoint's config (`imad.router.RouterConfig` is one): its
+    name, stored τ, stored OOD policy, and whether it holds OOD statistics."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def threshold(self) -> StoredThreshold: ...
+
+    @property
+    def ood_policy(self) -> str: ...
+
+    @property
+    def ood(self) -> Mapping[str, Any] | None: ...
 
 
 RULE = InstanceOf(ThresholdRule, "a threshold rule (imad.FixedThreshold or imad.TriggerBudget)")
@@ -165,18 +191,18 @@ class Policy:
         return check_tau(tau), source
 
 
-def checkpoint_threshold(config: RouterConfig) -> FixedThreshold:
+def checkpoint_threshold(config: StoredRouting) -> FixedThreshold:
     """The τ stored in a router's checkpoint config, as a rule (source "checkpoint")."""
     return FixedThreshold(config.threshold.tau, source="checkpoint", method=config.threshold.method)
 
 
-def checkpoint_policy(config: RouterConfig) -> Policy:
+def checkpoint_policy(config: StoredRouting) -> Policy:
     """The policy a checkpoint's config describes: its stored τ (`FixedThreshold`, source
     "checkpoint") and its stored OOD policy. The config is data; this is where it decides."""
     return Policy(checkpoint_threshold(config), ood_policy=config.ood_policy)
 
 
-def chosen_threshold(config: RouterConfig, tau: float | None, *,
+def chosen_threshold(config: StoredRouting, tau: float | None, *,
                      method: str = "set for this request (--tau)") -> FixedThreshold:
     """The request's τ when given (source "request"), else the checkpoint's."""
     if tau is None:
@@ -184,7 +210,7 @@ def chosen_threshold(config: RouterConfig, tau: float | None, *,
     return FixedThreshold(tau, source="request", method=method)
 
 
-def choose_policy(config: RouterConfig, *, tau: float | None = None,
+def choose_policy(config: StoredRouting, *, tau: float | None = None,
                   rule: ThresholdRule | None = None, ood_policy: str | None = None) -> Policy:
     """The policy of one pipeline or request: `rule` (e.g. a trigger budget) when given, else the
     request's τ, else the checkpoint's; `ood_policy` when given, else the checkpoint's. Checked
@@ -196,7 +222,7 @@ def choose_policy(config: RouterConfig, *, tau: float | None = None,
     return policy
 
 
-def as_policy(config: RouterConfig, policy: Policy | ThresholdRule | None) -> Policy:
+def as_policy(config: StoredRouting, policy: Policy | ThresholdRule | None) -> Policy:
     """`policy` itself, a bare rule with the checkpoint's OOD policy, or (None) the checkpoint's."""
     policy = check_value(policy, (InstanceOf(Policy, "an imad.decide.Policy"), RULE, None), "policy")
     if isinstance(policy, Policy):

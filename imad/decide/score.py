@@ -17,11 +17,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from imad.decide.decision import Cue
 from imad.decide.schema import PARSE_STATUSES, PARSED, SCORE_STATUSES, SCORED, UNPARSED, UNSCORED
 from imad.errors import ConfigError
+
+
+class Cue(NamedTuple):
+    """One feature's contribution: p minus p with this feature at its training mean."""
+
+    feature: str
+    value: float
+    delta_p: float
+
+    def describe(self) -> str:
+        direction = "raises" if self.delta_p > 0 else "lowers"
+        value = _format_value(self.value)
+        return f"{self.feature}={value} {direction} p by {abs(self.delta_p):.2f}"
 
 
 @dataclass(frozen=True)
@@ -98,3 +110,7 @@ def ood_flag(ood_score: float | None, threshold: float | None) -> tuple[float | 
 
 def _finite(value: float | None) -> float | None:
     return value if value is None or math.isfinite(value) else None
+
+
+def _format_value(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from imad.decide.decision import Cue
 from imad.decide.schema import NON_FINITE
-from imad.decide.score import RouterScore, ood_flag
+from imad.decide.score import Cue, RouterScore, ood_flag
 
 if TYPE_CHECKING:
     from imad.critique.schema import CritiqueResponse

@@ -1,4 +1,4 @@
-"""Hostile values for the policy constructors: every τ goes through `imad.policy.check_tau`."""
+"""Hostile values for the policy constructors: every τ goes through `imad.routing_options.check_tau`."""
 
 from __future__ import annotations
 
