@@ -6,6 +6,7 @@ recorded-decisions test of issue 21 does); new code imports `imad.decide`. Torch
 
 from __future__ import annotations
 
-from imad.decide.policy import FixedThreshold, Policy, ThresholdRule, check_tau
+from imad.decide.policy import FixedThreshold, Policy, ThresholdRule
+from imad.routing_options import check_tau
 
 __all__ = ["FixedThreshold", "Policy", "ThresholdRule", "check_tau"]

@@ -26,7 +26,6 @@ from imad.decide.policy import (
     Policy,
     ThresholdRule,
     as_policy,
-    check_tau,
     checkpoint_policy,
     checkpoint_threshold,
     choose_policy,
@@ -34,6 +33,7 @@ from imad.decide.policy import (
 )
 from imad.decide.schema import OUTCOMES, TAU_SOURCES
 from imad.decide.score import Cue, RouterScore, unparsed_score
+from imad.routing_options import check_tau
 
 __all__ = [
     "OUTCOMES",

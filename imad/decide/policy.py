@@ -39,11 +39,7 @@ from imad.decide.decision import (
 from imad.decide.schema import PARSED, TAU_SOURCES
 from imad.decide.score import RouterScore
 from imad.errors import ConfigError
-from imad.routing_options import OOD_POLICIES, TAU, Tau, check_tau
-
-__all__ = ["FixedThreshold", "Policy", "Tau", "ThresholdRule", "as_policy", "check_tau",
-           "StoredRouting", "checkpoint_policy", "checkpoint_threshold", "choose_policy",
-           "chosen_threshold"]
+from imad.routing_options import OOD_POLICIES, TAU, check_tau
 
 MIN_CUE_DELTA = 0.005
 """A cue is reported only if it moves p by at least this much."""

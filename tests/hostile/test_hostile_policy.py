@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from imad.decide.policy import FixedThreshold, check_tau
+from imad.decide import FixedThreshold, check_tau
 from imad.errors import ConfigError, ServeError
 from imad.router.config import Threshold
 from imad.serve.model_names import parse_model_name
