@@ -8,6 +8,9 @@ a server that thrashes or fails on its thousandth connection:
 - processes: `workers × (1 + scoring_processes)` ≤ `PROCESSES_PER_CORE` × the usable cores
   (at least `MIN_PROCESS_BUDGET`). Each process beyond a few per core only waits for a core
   and holds its own router and spaCy pipeline (~0.5 GB).
+- slots: `max_concurrency` ≤ `SLOTS_PER_CORE` × the cores (at least `MIN_SLOTS`): each slot is a
+  thread of the server process that mostly waits for the upstream, but is still a thread and
+  takes its share of the GIL when its answer comes back.
 - sockets: each running request holds its client's connection and one upstream connection,
   each waiting request its client's connection, so `2 × max_concurrency + queue` plus
   `RESERVED_FDS` (log files, the scoring processes' pipes, caches) must fit the process's
@@ -22,6 +25,9 @@ PROCESSES_PER_CORE = 8
 MIN_PROCESS_BUDGET = 16
 """Processes of one server (workers and their scoring processes) per usable core, and the
 budget of a small machine (so 1–2 cores still run `--workers 2` with a few children each)."""
+SLOTS_PER_CORE = 256
+MIN_SLOTS = 64
+"""Most pipelines one server process runs at once per usable core, and that of a small machine."""
 RESERVED_FDS = 64
 """File descriptors a server process needs besides its connections."""
 
@@ -37,6 +43,11 @@ def usable_cores() -> int:
 def process_budget(cores: int | None = None) -> int:
     """Most processes (server processes and scoring processes) one server may start here."""
     return max(MIN_PROCESS_BUDGET, PROCESSES_PER_CORE * (usable_cores() if cores is None else cores))
+
+
+def slot_budget(cores: int | None = None) -> int:
+    """Most pipelines one server process may run at once here."""
+    return max(MIN_SLOTS, SLOTS_PER_CORE * (usable_cores() if cores is None else cores))
 
 
 def descriptor_limit() -> int | None:

@@ -20,6 +20,7 @@ from imad.serve.machine import (
     descriptor_limit,
     descriptors_needed,
     process_budget,
+    slot_budget,
     usable_cores,
 )
 from imad.serve.model_names import SERVE_BACKENDS
@@ -43,7 +44,8 @@ router and a spaCy pipeline (~0.5 GB resident)."""
 class ServeSettings:
     """How `imad serve` answers requests. Every number must be finite (NaN and inf are refused),
     and the processes, slots and queue must fit the machine (`imad.serve.machine`: at most
-    max(16, 8 × cores) processes in all; 2 × max_concurrency + queue + 64 within `ulimit -n`).
+    max(16, 8 × cores) processes in all, max(64, 256 × cores) slots per process, and
+    2 × max_concurrency + queue + 64 within `ulimit -n`).
 
     api_key: when set, every /v1 request needs `Authorization: Bearer <api_key>`.
     max_request_bytes: largest request body read; larger bodies get 413 before parsing.
@@ -145,6 +147,11 @@ def check_machine_bounds(settings: ServeSettings) -> None:
         raise ConfigError(flag, f"--workers {settings.workers} with {settings.scoring_process_count} "
                                 f"scoring process(es) each start {processes} processes; this machine "
                                 f"({usable_cores()} usable cores) runs at most {budget}")
+    slots = slot_budget()
+    if settings.max_concurrency > slots:
+        raise ConfigError("--max-concurrency", f"{settings.max_concurrency} pipelines per server "
+                                               f"process is more than this machine ({usable_cores()} "
+                                               f"usable cores) runs at once: at most {slots}")
     limit = descriptor_limit()
     needed = descriptors_needed(settings.max_concurrency, settings.queue_limit)
     if limit is not None and needed > limit:
