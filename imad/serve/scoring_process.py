@@ -17,8 +17,9 @@ take a fraction of one and each holds up a request, so on a busy machine those g
 A child that dies (killed, out of memory) breaks only the batch it held: that batch raises
 `ScoringProcessError` (the batcher then scores its answers in the server process). A child
 that holds a batch longer than its deadline (`SCORE_DEADLINE_S`, at most the server's
-`--request-timeout`) counts as hung — stopped, or stuck in a native call — and is killed: a
-hung child would otherwise hold its batch's requests, and so their slots, for ever. Either way
+`--request-timeout`; `START_DEADLINE_S` for a first batch that also loads the child) counts
+as hung — stopped, or stuck in a native call — and is killed: a hung child would otherwise
+hold its batch's requests, and so their slots, for ever. Either way
 a replacement starts at once and warms up; until it is warm the lane scores in the server
 process, so no request waits for a child to load. A child ends with its parent
 (`imad.serve.lifeline`), and `close` kills one that does not end within `CLOSE_TIMEOUT_S`.
@@ -54,6 +55,9 @@ CHILD_NICENESS = 5
 SCORE_DEADLINE_S = 15.0
 """Longest a scoring process may hold one batch before it counts as hung and is killed (a batch
 of 64 answers takes well under a second; the server uses min(this, --request-timeout))."""
+START_DEADLINE_S = 300.0
+"""The deadline of a child's first batch when it had no warm-up answer: that batch loads spaCy
+and the router too (seconds, more on a busy machine)."""
 CLOSE_TIMEOUT_S = 5.0
 """How long `close` waits for a child to finish its batch and exit before killing it."""
 
@@ -79,6 +83,8 @@ class ProcessScorer:
         self._pool: ProcessPoolExecutor | None = None
         self._warming: Future[ScoredRows] | None = None
         """The current child's warm-up answer, until it is scored."""
+        self._loaded = False
+        """Whether the current child has scored a batch (then `deadline_s` applies)."""
         self._closed = False
         self._start()
 
@@ -102,20 +108,24 @@ class ProcessScorer:
         pool, warm = self._pool_for_batch()
         if not warm:  # a replacement still loading: score here rather than wait for it
             return self.router.features_scored(list(texts), list(responses))
+        deadline_s = self.deadline_s if self._loaded else max(self.deadline_s, START_DEADLINE_S)
         try:
             future = pool.submit(_features_scored, list(texts), list(responses))
-            return future.result(timeout=self.deadline_s)
+            rows = future.result(timeout=deadline_s)
         except TimeoutError:
             pid = self.pid
             self._replace(pool, kill=True)
-            log_event("scoring_process_hung", level=logging.WARNING, pid=pid, deadline_s=self.deadline_s)
+            log_event("scoring_process_hung", level=logging.WARNING, pid=pid, deadline_s=deadline_s)
             raise ScoringProcessError(f"the scoring process held its batch longer than "
-                                      f"{self.deadline_s:g} s; it was killed and replaced") from None
+                                      f"{deadline_s:g} s; it was killed and replaced") from None
         except BrokenProcessPool as error:
             self._replace(pool)
             log_event("scoring_process_failed", level=logging.WARNING,
                       reason=str(error) or type(error).__name__)
             raise ScoringProcessError(f"the scoring process died: {error or type(error).__name__}") from None
+        with self._lock:
+            self._loaded = self._loaded or self._pool is pool
+        return rows
 
     def close(self) -> None:
         """End the child after the batch it holds (killed after `CLOSE_TIMEOUT_S`)."""
@@ -128,6 +138,7 @@ class ProcessScorer:
     def _start(self) -> ProcessPoolExecutor:
         pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=_start_child, initargs=(self.router,))
+        self._loaded = self.warm_up is not None  # warm before its first batch (`_pool_for_batch`)
         if self.warm_up is not None:
             self._warming = pool.submit(_features_scored, [WARM_UP_QUESTION], [self.warm_up])
             self._warming.add_done_callback(_retrieve)
