@@ -85,6 +85,8 @@ class ProcessScorer:
         """The current child's warm-up answer, until it is scored."""
         self._loaded = False
         """Whether the current child has scored a batch (then `deadline_s` applies)."""
+        self._running = 0
+        """Batches being scored now (`close` waits for them)."""
         self._closed = False
         self._start()
 
@@ -109,6 +111,8 @@ class ProcessScorer:
         if not warm:  # a replacement still loading: score here rather than wait for it
             return self.router.features_scored(list(texts), list(responses))
         deadline_s = self.deadline_s if self._loaded else max(self.deadline_s, START_DEADLINE_S)
+        with self._lock:
+            self._running += 1
         try:
             future = pool.submit(_features_scored, list(texts), list(responses))
             rows = future.result(timeout=deadline_s)
@@ -123,17 +127,23 @@ class ProcessScorer:
             log_event("scoring_process_failed", level=logging.WARNING,
                       reason=str(error) or type(error).__name__)
             raise ScoringProcessError(f"the scoring process died: {error or type(error).__name__}") from None
+        finally:
+            with self._lock:
+                self._running -= 1
         with self._lock:
             self._loaded = self._loaded or self._pool is pool
         return rows
 
     def close(self) -> None:
-        """End the child after the batch it holds (killed after `CLOSE_TIMEOUT_S`)."""
+        """End the child after the batch it holds (killed after `CLOSE_TIMEOUT_S`); an idle
+        child is ended at once (it holds nothing, and its interpreter's own exit, unloading
+        torch and spaCy, would take seconds on a busy machine)."""
         with self._lock:
             self._closed = True
             pool, self._pool = self._pool, None
+            busy = self._running > 0
         if pool is not None:
-            _end_pool(pool, CLOSE_TIMEOUT_S)
+            _end_pool(pool, CLOSE_TIMEOUT_S if busy else 0.0)
 
     def _start(self) -> ProcessPoolExecutor:
         pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
@@ -200,20 +210,30 @@ def _children(pool: ProcessPoolExecutor | None) -> dict[int, multiprocessing.pro
 
 
 def _kill_children(pool: ProcessPoolExecutor) -> None:
-    for pid in _children(pool):
+    _kill(_children(pool))
+
+
+def _kill(children: dict[int, multiprocessing.process.BaseProcess]) -> None:
+    for pid in children:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)  # a stopped process too: SIGKILL needs no cooperation
 
 
 def _end_pool(pool: ProcessPoolExecutor, timeout_s: float) -> None:
-    """Shut `pool` down, waiting at most `timeout_s` for its child to exit, then kill it."""
+    """Shut `pool` down, waiting at most `timeout_s` for its child to exit, then kill it (at
+    once when `timeout_s` is 0)."""
     children = _children(pool)
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     sentinels = [child.sentinel for child in children.values()]
-    if sentinels and len(multiprocessing.connection.wait(sentinels, timeout_s)) < len(sentinels):
+    if not timeout_s:
+        _kill(children)
+    elif sentinels and len(multiprocessing.connection.wait(sentinels, timeout_s)) < len(sentinels):
         log_event("scoring_process_killed", level=logging.WARNING, pids=sorted(children),
                   reason=f"still running {timeout_s:g} s after close")
-        _kill_children(pool)
+        _kill(children)
+    if manager is not None:  # once it has ended, the pool's queues are freed and their
+        manager.join(CLOSE_TIMEOUT_S)  # semaphores unregistered (no "leaked semaphore" warning)
 
 
 def _retrieve(future: Future) -> None:
