@@ -22,7 +22,6 @@ import signal
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -56,11 +55,7 @@ def recover_s(router_dir: Path, workdir: Path) -> tuple[float, float]:
             [child] = server.spawned(server.root)
             clock = time.monotonic()
             os.kill(child, signal.SIGSTOP)
-            held = [threading.Thread(target=server.post, args=(index,)) for index in (1, 2)]
-            for thread in held:
-                thread.start()
-            for thread in held:
-                thread.join(120)
+            server.post_together([1, 2])
             while True:
                 started = time.monotonic()
                 if server.post(3).status_code == 200:

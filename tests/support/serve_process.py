@@ -180,6 +180,17 @@ class ServeProcess:
                 "messages": [{"role": "user", "content": f"Which number is tagged #{index}?"}]}
         return httpx.post(f"{self.url}/v1/chat/completions", json=body, timeout=timeout)
 
+    def post_together(self, indices: list[int]) -> dict[int, int]:
+        """Post the tagged questions at once, each from its own thread; their statuses."""
+        statuses: dict[int, int] = {}
+        threads = [threading.Thread(target=lambda i=i: statuses.setdefault(i, self.post(i).status_code))
+                   for i in indices]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(WAIT_S)
+        return statuses
+
     def metrics(self) -> str:
         return httpx.get(f"{self.url}/metrics", timeout=30).text
 
