@@ -13,6 +13,8 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_DATA_DIR = REPO_ROOT / "tests" / "fixtures" / "datasets"
 SHARED_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
+ANSWERED_MEDQA_DIR = REPO_ROOT / "tests" / "fixtures" / "medqa_answered"
+"""100 MedQA questions whose answers are in corpus/…/eval/medqa.jsonl (a data directory)."""
 
 
 @pytest.fixture(scope="session")

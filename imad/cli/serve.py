@@ -131,12 +131,20 @@ def run(args: argparse.Namespace) -> int:
 
     tracing.configure_from_environment()  # OTEL_* variables; a bad one is an error before binding
     from imad.serve.logs import configure_logging, log_event
+    from imad.serve.metrics import MULTIPROCESS_ENV, prepare_multiprocess_dir
     from imad.serve.server import bind_socket, serve, serve_workers
     from imad.serve.upstream import spec_with_concurrency
 
+    metrics_dir = prepare_multiprocess_dir()  # PROMETHEUS_MULTIPROC_DIR: checked, emptied
     llm = spec_with_concurrency(args.llm, settings.max_concurrency)
     with bind_socket(args.host, args.port) as sock:  # first: a bad host or port ends here
         configure_logging(args.log_level)
+        if metrics_dir is not None:
+            os.environ[MULTIPROCESS_ENV] = str(metrics_dir[0])
+            if metrics_dir[1]:
+                log_event("metrics_dir_emptied", level=logging.WARNING, path=str(metrics_dir[0]),
+                          removed_files=metrics_dir[1],
+                          reason="the directory held an earlier run's metrics")
         if settings.api_key is None and not _is_loopback(args.host):
             log_event("no_api_key", level=logging.WARNING, host=args.host,
                       warning="anyone who can reach this address can use the server; set --api-key-env")

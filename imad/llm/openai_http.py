@@ -13,6 +13,7 @@ import email.utils
 import mimetypes
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -61,6 +62,24 @@ STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object_schema", "guided_json", "
 - guided_json: vLLM's `guided_json` extra field;
 - none: no constraint; the prompt asks for JSON and the tolerant parser reads what comes back.
 """
+
+
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""An HTTP header name (RFC 9110 token)."""
+
+
+def check_headers(headers: dict[str, str]) -> None:
+    """ConfigError for a header httpx would refuse at the first call, or that would smuggle a
+    second header into the request: a name that is not a token, a value with a control
+    character (a newline, NUL) or outside ASCII. Covers `extra_headers` and the API key."""
+    for name, value in headers.items():
+        where = "api_key" if name == "Authorization" else f"extra_headers[{name!r}]"
+        if not HEADER_NAME.fullmatch(name):
+            raise ConfigError(where, "is not an HTTP header name (letters, digits and "
+                                     "!#$%&'*+-.^_`|~ only)")
+        if not all(" " <= char <= "~" or char == "\t" for char in value):
+            raise ConfigError(where, "holds a control character (newline, NUL…) or non-ASCII "
+                                     "text, which an HTTP header cannot carry")
 
 
 @dataclass
@@ -112,6 +131,7 @@ class OpenAICompatibleChat:
         self.base_url = check_value((self.base_url or os.environ.get("OPENAI_BASE_URL")
                                      or "https://api.openai.com/v1").rstrip("/"), URL(), "base_url")
         self.api_key = self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY")
+        check_headers({**self.extra_headers, "Authorization": self.api_key or ""})
         self.model_id = self.model
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()

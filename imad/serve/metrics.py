@@ -12,6 +12,13 @@ before the workers start; prometheus_client then keeps every value in files ther
 `/metrics` of any worker reports the sum over all of them (gauges: live processes' sum for the
 queue and in-flight, one series per process for the per-process budgets).
 
+The directory must hold only this run's files (prometheus_client sums whatever it finds there),
+so `imad serve` makes a new one per run, or, when PROMETHEUS_MULTIPROC_DIR names one, checks
+that it is a writable directory (a ConfigError naming the variable otherwise) and empties it
+of an earlier run's files (`prepare_multiprocess_dir`, logged as `metrics_dir_emptied`). The
+live gauges of a worker that died without a clean exit are dropped before each collection
+(`forget_dead_processes`), so a killed worker's in-flight count does not stay in the sum.
+
 Model names are client-chosen (any τ suffix is valid), so the `model` label keeps at most
 `MAX_MODEL_LABELS` distinct names and reports the rest as "other".
 """
@@ -19,17 +26,23 @@ Model names are client-chosen (any τ suffix is valid), so the `model` label kee
 from __future__ import annotations
 
 import os
+import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from imad.errors import ConfigError
 from imad.pipeline import PipelineAnswer
 from imad.serve.outcomes import OUTCOMES
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+LEGACY_MULTIPROCESS_ENV = "prometheus_multiproc_dir"
+"""The lower-case name prometheus_client still reads (deprecated) when the upper-case is unset."""
+LIVE_GAUGE_FILE = re.compile(r"gauge_live\w+_(\d+)\.db")
 MAX_MODEL_LABELS = 32
 OTHER_MODEL = "other"
 INVALID_MODEL = "invalid"
@@ -43,6 +56,56 @@ PHASES = {"self_critique": "self_critique", "debate": "debate"}
 def multiprocess_mode() -> bool:
     """True when the values live in files shared by several worker processes."""
     return bool(os.environ.get(MULTIPROCESS_ENV))
+
+
+def prepare_multiprocess_dir(environ: Mapping[str, str] | None = None) -> tuple[Path, int] | None:
+    """The multiprocess directory the environment names, checked and emptied of an earlier
+    run's `*.db` files, with how many were removed; None when no variable is set. ConfigError
+    naming the variable when it is empty, missing, not a directory or not writable."""
+    environ = os.environ if environ is None else environ
+    name = next((key for key in (MULTIPROCESS_ENV, LEGACY_MULTIPROCESS_ENV) if key in environ), None)
+    if name is None:
+        return None
+    text = environ[name]
+    path = Path(text)
+    if not text.strip():
+        raise ConfigError(name, "is empty; name a directory for the metrics of the worker "
+                                "processes, or unset it (imad serve then makes one per run)")
+    if not path.is_dir():
+        what = "is a file" if path.exists() else "does not exist"
+        raise ConfigError(name, f"{text!r} {what}; it must name a directory (create it first, "
+                                "or unset the variable: imad serve then makes one per run)")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(name, f"{text!r} is not writable by this user")
+    stale = sorted(path.glob("*.db"))
+    try:
+        for file in stale:
+            file.unlink()
+    except OSError as error:
+        raise ConfigError(name, f"cannot remove the earlier run's {file.name} from {text!r}: "
+                                f"{error.strerror or error}") from None
+    return path, len(stale)
+
+
+def forget_dead_processes(path: str | Path) -> None:
+    """Remove the live-gauge files of processes that no longer run (a worker killed without
+    a clean exit), as prometheus_client's `mark_process_dead` would at a clean exit."""
+    for file in Path(path).glob("gauge_live*.db"):
+        found = LIVE_GAUGE_FILE.fullmatch(file.name)
+        if found is not None and not _running(int(found.group(1))):
+            file.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    if os.name != "posix":  # os.kill(pid, 0) would end the process on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class ModelLabels:
@@ -159,6 +222,7 @@ class ServerMetrics:
         if multiprocess_mode():
             from prometheus_client import multiprocess
 
+            forget_dead_processes(os.environ[MULTIPROCESS_ENV])
             registry = CollectorRegistry()
             multiprocess.MultiProcessCollector(registry)
             return generate_latest(registry), CONTENT_TYPE_LATEST

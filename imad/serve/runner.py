@@ -4,7 +4,8 @@ A request takes a concurrency slot, waiting in a bounded queue when none is free
 queue is full or the wait too long, `imad.serve.limits`), its pipeline runs in a worker thread
 of a pool sized to the limit (its answer scored in one batch with those of the other requests
 waiting for theirs, in one of the scoring processes: `imad.serve.batcher`), and the request
-waits at most `request_timeout_s` (504 after).
+waits at most `request_timeout_s` (504 after). A request still running when the server's
+shutdown timeout passes is answered 503 (uvicorn cancels it; `shutting_down`), not a bare 500.
 Python cannot stop a thread, so each pipeline calls its model through a `CancellableChat`: when
 the request times out or its client disconnects, the pipeline is cancelled and stops at its next
 LLM call boundary, then frees its slot (the call already running finishes first). The slot is
@@ -35,7 +36,7 @@ from imad.serve.logs import log_event
 from imad.serve.metrics import ServerMetrics
 from imad.serve.model_names import ModelChoice
 from imad.serve.outcomes import CANCELLED, FAILED, TIMED_OUT, decision_outcome
-from imad.serve.scoring_process import ScoringProcesses
+from imad.serve.scoring_process import SCORE_DEADLINE_S, ScoringProcesses
 from imad.serve.settings import ServeSettings
 from imad.serve.upstream import UpstreamWatch, upstream_failure
 
@@ -60,7 +61,8 @@ class PipelineRunner:
         """Child processes scoring answers (0: a thread of this process)."""
         self.scorer = score_batcher(factory.router, self.scoring_processes,
                                     expected=lambda: self.limiter.in_use,
-                                    on_batch=self.metrics.observe_score_batch)
+                                    on_batch=self.metrics.observe_score_batch,
+                                    deadline_s=min(SCORE_DEADLINE_S, self.timeout_s))
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
                                             thread_name_prefix="imad-serve")
 
@@ -76,6 +78,8 @@ class PipelineRunner:
         returns first."""
         try:
             await self.limiter.acquire()
+        except asyncio.CancelledError:
+            raise shutting_down() from None
         finally:
             self.report_load()
         clock = time.perf_counter()
@@ -92,6 +96,9 @@ class PipelineRunner:
         except ServeError as error:
             outcome = TIMED_OUT if error.code == "request_timeout" else outcome
             raise
+        except asyncio.CancelledError:  # the server's shutdown timeout passed: answer, cleanly
+            outcome = CANCELLED
+            raise shutting_down() from None
         finally:
             self.metrics.count_outcome(choice.name, outcome, time.perf_counter() - clock)
         if answer.source == "none":
@@ -129,6 +136,9 @@ class PipelineRunner:
         try:
             done, _ = await asyncio.wait(waiting, timeout=self.timeout_s,
                                          return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            model.cancel("the server is shutting down")
+            raise
         finally:
             if gone is not None:
                 gone.cancel()
@@ -165,14 +175,24 @@ class PipelineRunner:
 
 
 def score_batcher(router: Router, processes: int, *, expected: Callable[[], int],
-                  on_batch: Callable[[int, BaseException | None], None]) -> ScoreBatcher:
+                  on_batch: Callable[[int, BaseException | None], None],
+                  deadline_s: float = SCORE_DEADLINE_S) -> ScoreBatcher:
     """The batcher every request's pipeline scores with: one lane per scoring process (each
-    warmed up on start), or, with `processes` 0, one lane in the batcher's own thread."""
+    warmed up on start, killed and replaced when it holds a batch past `deadline_s`), or, with
+    `processes` 0, one lane in the batcher's own thread."""
     if processes == 0:
         return ScoreBatcher(router, expected=expected, on_batch=on_batch)
-    group = ScoringProcesses(router, processes, warm_up=WARM_UP_RESPONSE)
+    group = ScoringProcesses(router, processes, warm_up=WARM_UP_RESPONSE, deadline_s=deadline_s)
     return ScoreBatcher(router, expected=expected, lanes=group.scorers, close_scorer=group.close,
                         wait_ready=group.wait_ready, on_batch=on_batch)
+
+
+def shutting_down() -> ServeError:
+    """The answer to a request the server's shutdown cut short (uvicorn cancels what still runs
+    once --shutdown-timeout has passed): a 503, logged and counted like any other status."""
+    return ServeError(503, "the server is shutting down and could not finish this request within "
+                           "its --shutdown-timeout; retry on another server", type="server_error",
+                      code="server_shutting_down")
 
 
 def _retrieve(future: asyncio.Future) -> None:

@@ -15,14 +15,24 @@ of milliseconds of CPU, while the server process's steps (reading a request, an 
 take a fraction of one and each holds up a request, so on a busy machine those go first.
 
 A child that dies (killed, out of memory) breaks only the batch it held: that batch raises
-`ScoringProcessError` (the batcher then scores its answers in the server process) and the next
-batch starts a new child.
+`ScoringProcessError` (the batcher then scores its answers in the server process). A child
+that holds a batch longer than its deadline (`SCORE_DEADLINE_S`, at most the server's
+`--request-timeout`; `START_DEADLINE_S` for a first batch that also loads the child) counts
+as hung — stopped, or stuck in a native call — and is killed: a hung child would otherwise
+hold its batch's requests, and so their slots, for ever. Either way
+a replacement starts at once and warms up; until it is warm the lane scores in the server
+process, so no request waits for a child to load. A child ends with its parent
+(`imad.serve.lifeline`), and `close` kills one that does not end within `CLOSE_TIMEOUT_S`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import multiprocessing
+import multiprocessing.connection
 import os
+import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -33,6 +43,7 @@ from imad.critique.schema import CritiqueResponse
 from imad.errors import ImadError
 from imad.router import Router
 from imad.router.score import ScoredRows
+from imad.serve.lifeline import exit_now, watch_parent
 from imad.serve.logs import log_event
 
 _router: Router | None = None
@@ -41,6 +52,14 @@ _router: Router | None = None
 WARM_UP_QUESTION = "Is the scoring process warm?"
 CHILD_NICENESS = 5
 """Added to a scoring process's niceness (Unix): under CFS a weight about 3x below the server's."""
+SCORE_DEADLINE_S = 15.0
+"""Longest a scoring process may hold one batch before it counts as hung and is killed (a batch
+of 64 answers takes well under a second; the server uses min(this, --request-timeout))."""
+START_DEADLINE_S = 300.0
+"""The deadline of a child's first batch when it had no warm-up answer: that batch loads spaCy
+and the router too (seconds, more on a busy machine)."""
+CLOSE_TIMEOUT_S = 5.0
+"""How long `close` waits for a child to finish its batch and exit before killing it."""
 
 
 class ScoringProcessError(ImadError):
@@ -48,26 +67,33 @@ class ScoringProcessError(ImadError):
 
 
 class ProcessScorer:
-    """`Router.features_scored` of one router, run in a child process that is restarted when it
-    dies."""
+    """`Router.features_scored` of one router, run in a child process that is replaced when it
+    dies or hangs."""
 
-    def __init__(self, router: Router, warm_up: CritiqueResponse | None = None) -> None:
+    def __init__(self, router: Router, warm_up: CritiqueResponse | None = None,
+                 deadline_s: float = SCORE_DEADLINE_S) -> None:
         """Start the child now; with `warm_up`, have it load spaCy and score one answer before
         the first batch arrives (`wait_ready`), so no request waits for the loading."""
         self.router = router
         self.warm_up = warm_up
+        self.deadline_s = deadline_s
         self.restarts = 0
-        """Children started after the first one died (for tests and the log)."""
+        """Children started after the first one died or hung (for tests and the log)."""
         self._lock = threading.Lock()
         self._pool: ProcessPoolExecutor | None = None
         self._warming: Future[ScoredRows] | None = None
+        """The current child's warm-up answer, until it is scored."""
+        self._loaded = False
+        """Whether the current child has scored a batch (then `deadline_s` applies)."""
+        self._running = 0
+        """Batches being scored now (`close` waits for them)."""
         self._closed = False
         self._start()
 
     def wait_ready(self, timeout_s: float) -> None:
         """Block until the first child has scored its warm-up answer; `ScoringProcessError` if
         it failed or took longer than `timeout_s` (a server then refuses to start)."""
-        warming, self._warming = self._warming, None
+        warming = self._warming
         if warming is None:
             return
         try:
@@ -79,61 +105,91 @@ class ProcessScorer:
                                       f"{type(error).__name__}: {error}") from error
 
     def __call__(self, texts: Sequence[str], responses: Sequence[CritiqueResponse]) -> ScoredRows:
-        """The scores of the batch; `ScoringProcessError` when the child died holding it."""
-        pool = self._pool_for_batch()
+        """The scores of the batch; `ScoringProcessError` when the child died holding it or
+        held it past the deadline (it is then killed and replaced)."""
+        pool, warm = self._pool_for_batch()
+        if not warm:  # a replacement still loading: score here rather than wait for it
+            return self.router.features_scored(list(texts), list(responses))
+        deadline_s = self.deadline_s if self._loaded else max(self.deadline_s, START_DEADLINE_S)
+        with self._lock:
+            self._running += 1
         try:
-            return pool.submit(_features_scored, list(texts), list(responses)).result()
+            future = pool.submit(_features_scored, list(texts), list(responses))
+            rows = future.result(timeout=deadline_s)
+        except TimeoutError:
+            pid = self.pid
+            self._replace(pool, kill=True)
+            log_event("scoring_process_hung", level=logging.WARNING, pid=pid, deadline_s=deadline_s)
+            raise ScoringProcessError(f"the scoring process held its batch longer than "
+                                      f"{deadline_s:g} s; it was killed and replaced") from None
         except BrokenProcessPool as error:
-            self._drop(pool)
-            log_event("scoring_process_failed", reason=str(error) or type(error).__name__)
-            raise ScoringProcessError(f"the scoring process died: {error or type(error).__name__}") from error
+            self._replace(pool)
+            log_event("scoring_process_failed", level=logging.WARNING,
+                      reason=str(error) or type(error).__name__)
+            raise ScoringProcessError(f"the scoring process died: {error or type(error).__name__}") from None
+        finally:
+            with self._lock:
+                self._running -= 1
+        with self._lock:
+            self._loaded = self._loaded or self._pool is pool
+        return rows
 
     def close(self) -> None:
-        """End the child after the batch it holds."""
+        """End the child after the batch it holds (killed after `CLOSE_TIMEOUT_S`); an idle
+        child is ended at once (it holds nothing, and its interpreter's own exit, unloading
+        torch and spaCy, would take seconds on a busy machine)."""
         with self._lock:
             self._closed = True
             pool, self._pool = self._pool, None
+            busy = self._running > 0
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            _end_pool(pool, CLOSE_TIMEOUT_S if busy else 0.0)
 
     def _start(self) -> ProcessPoolExecutor:
         pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=_start_child, initargs=(self.router,))
+        self._loaded = self.warm_up is not None  # warm before its first batch (`_pool_for_batch`)
         if self.warm_up is not None:
             self._warming = pool.submit(_features_scored, [WARM_UP_QUESTION], [self.warm_up])
+            self._warming.add_done_callback(_retrieve)
         self._pool = pool
         return pool
 
-    def _pool_for_batch(self) -> ProcessPoolExecutor:
+    def _pool_for_batch(self) -> tuple[ProcessPoolExecutor, bool]:
+        """The current child's pool, and whether it is warm."""
         with self._lock:
             if self._closed:
                 raise ScoringProcessError("the scoring process is closed")
-            if self._pool is None:
-                self.restarts += 1
-                return self._start()
-            return self._pool
+            pool = self._pool if self._pool is not None else self._start()
+            return pool, self._warming is None or self._warming.done()
 
-    def _drop(self, pool: ProcessPoolExecutor) -> None:
+    def _replace(self, pool: ProcessPoolExecutor, *, kill: bool = False) -> None:
+        """End `pool`'s child (SIGKILL when `kill`: it does not answer) and start another."""
         with self._lock:
-            if self._pool is pool:
+            current = self._pool is pool and not self._closed
+            if current:
                 self._pool = None
+                self.restarts += 1
+                self._start()
+        if kill:
+            _kill_children(pool)
         pool.shutdown(wait=False, cancel_futures=True)
 
     @property
     def pid(self) -> int | None:
         """The child's process id, once it has started (for tests)."""
-        pool = self._pool
-        processes = getattr(pool, "_processes", None) or {}
-        return next(iter(processes), None)
+        return next(iter(_children(self._pool)), None)
 
 
 class ScoringProcesses:
     """`count` scoring processes of one router, started together and closed together."""
 
-    def __init__(self, router: Router, count: int, warm_up: CritiqueResponse | None = None) -> None:
+    def __init__(self, router: Router, count: int, warm_up: CritiqueResponse | None = None,
+                 deadline_s: float = SCORE_DEADLINE_S) -> None:
         if count < 1:
             raise ValueError(f"scoring processes: need at least one, got {count}")
-        self.scorers = tuple(ProcessScorer(router, warm_up=warm_up) for _ in range(count))
+        self.scorers = tuple(ProcessScorer(router, warm_up=warm_up, deadline_s=deadline_s)
+                             for _ in range(count))
 
     def wait_ready(self, timeout_s: float) -> None:
         """Block until every child has scored its warm-up answer (they warm up in parallel, so
@@ -148,6 +204,44 @@ class ScoringProcesses:
             scorer.close()
 
 
+def _children(pool: ProcessPoolExecutor | None) -> dict[int, multiprocessing.process.BaseProcess]:
+    """The live child processes of a pool, by process id."""
+    return dict(getattr(pool, "_processes", None) or {})
+
+
+def _kill_children(pool: ProcessPoolExecutor) -> None:
+    _kill(_children(pool))
+
+
+def _kill(children: dict[int, multiprocessing.process.BaseProcess]) -> None:
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # a stopped process too: SIGKILL needs no cooperation
+
+
+def _end_pool(pool: ProcessPoolExecutor, timeout_s: float) -> None:
+    """Shut `pool` down, waiting at most `timeout_s` for its child to exit, then kill it (at
+    once when `timeout_s` is 0)."""
+    children = _children(pool)
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    sentinels = [child.sentinel for child in children.values()]
+    if not timeout_s:
+        _kill(children)
+    elif sentinels and len(multiprocessing.connection.wait(sentinels, timeout_s)) < len(sentinels):
+        log_event("scoring_process_killed", level=logging.WARNING, pids=sorted(children),
+                  reason=f"still running {timeout_s:g} s after close")
+        _kill(children)
+    if manager is not None:  # once it has ended, the pool's queues are freed and their
+        manager.join(CLOSE_TIMEOUT_S)  # semaphores unregistered (no "leaked semaphore" warning)
+
+
+def _retrieve(future: Future) -> None:
+    """Read a warm-up's outcome nobody else waits for (its failure shows on the first batch)."""
+    if not future.cancelled():
+        future.exception()
+
+
 def _start_child(router: Router) -> None:
     from imad.serve.server import use_one_torch_thread
 
@@ -156,17 +250,7 @@ def _start_child(router: Router) -> None:
     if hasattr(os, "nice"):
         os.nice(CHILD_NICENESS)
     _router = router
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        threading.Thread(target=_exit_with_parent, args=(parent,), name="imad-parent-watch",
-                         daemon=True).start()
-
-
-def _exit_with_parent(parent: multiprocessing.process.BaseProcess) -> None:
-    """End the child once the server process is gone (killed with no chance to close us), so a
-    crashed server leaves no scoring process behind: blocks on the parent's sentinel."""
-    parent.join()
-    os._exit(0)
+    watch_parent(exit_now)  # a server killed with no chance to close us leaves no child behind
 
 
 def _features_scored(texts: list[str], responses: list[CritiqueResponse]) -> ScoredRows:

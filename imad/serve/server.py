@@ -11,6 +11,7 @@ the app's shutdown. uvicorn's access log is off: the app logs one JSON line per 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -94,17 +95,24 @@ def serve_workers(sock: socket.socket, settings: ServeSettings, *, router: str |
 
     Each worker builds its own app from the import string `imad.serve.worker:app_from_environment`,
     so router, model, slots, queue and budgets are per process. Metrics are summed over the
-    workers through prometheus_client's multiprocess mode (a temporary directory, unless
-    PROMETHEUS_MULTIPROC_DIR is set already).
+    workers through prometheus_client's multiprocess mode: in a new temporary directory of
+    this run, unless PROMETHEUS_MULTIPROC_DIR names one (checked and emptied by `imad serve`,
+    `imad.serve.metrics.prepare_multiprocess_dir`). Workers end with this process
+    (`imad.serve.lifeline`); the last to go removes a temporary directory it leaves behind.
     """
     from uvicorn.supervisors import Multiprocess
 
-    worker_settings = {key: value for key, value in asdict(settings).items() if key != "api_key"}
-    os.environ[WORKER_CONFIG_ENV] = json.dumps({"settings": worker_settings, "router": router,
-                                                "llm": llm, "api_key_env": api_key_env,
-                                                "log_level": log_level})
-    with tempfile.TemporaryDirectory(prefix="imad-metrics-") as metrics_dir:
-        os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", metrics_dir)
+    from imad.serve.metrics import MULTIPROCESS_ENV
+
+    with contextlib.ExitStack() as stack:
+        owned = None
+        if not os.environ.get(MULTIPROCESS_ENV):
+            owned = stack.enter_context(tempfile.TemporaryDirectory(prefix="imad-metrics-"))
+            os.environ[MULTIPROCESS_ENV] = owned
+        worker_settings = {key: value for key, value in asdict(settings).items() if key != "api_key"}
+        os.environ[WORKER_CONFIG_ENV] = json.dumps({
+            "settings": worker_settings, "router": router, "llm": llm, "api_key_env": api_key_env,
+            "log_level": log_level, "metrics_dir": owned})
         config = uvicorn_config("imad.serve.worker:app_from_environment", settings, factory=True,
                                 workers=settings.workers)
         Multiprocess(config, sockets=[sock]).run()

@@ -7,13 +7,21 @@ server fails before it binds a port rather than on the first request.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from imad.constraints import MAX_TIMEOUT_S, Boolean, Constraints, Integer, Options, Real, Text, check_fields
+from imad.errors import ConfigError
 from imad.question import MAX_QUESTION_CHARS
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES, Tau
+from imad.serve.machine import (
+    RESERVED_FDS,
+    descriptor_limit,
+    descriptors_needed,
+    process_budget,
+    slot_budget,
+    usable_cores,
+)
 from imad.serve.model_names import SERVE_BACKENDS
 
 QUEUE_PER_SLOT = 4
@@ -23,7 +31,8 @@ MAX_QUEUE = 65_536
 MAX_WORKERS = 256
 MAX_WAIT_S = 86_400.0
 MAX_SCORING_PROCESSES = 64
-"""Upper bounds no real deployment needs (threads, waiting requests, processes, one day)."""
+"""Upper bounds no real deployment needs (threads, waiting requests, processes, one day); the
+machine's own bounds are tighter (`imad.serve.machine`, checked by `check_machine_bounds`)."""
 AUTO_SCORING_PROCESSES_CAP = 4
 """Most scoring processes chosen automatically per server process: beyond about four, the
 server process itself (HTTP, upstream calls, one GIL) is the limit, and each child holds a
@@ -32,7 +41,10 @@ router and a spaCy pipeline (~0.5 GB resident)."""
 
 @dataclass(frozen=True)
 class ServeSettings:
-    """How `imad serve` answers requests. Every number must be finite (NaN and inf are refused).
+    """How `imad serve` answers requests. Every number must be finite (NaN and inf are refused),
+    and the processes, slots and queue must fit the machine (`imad.serve.machine`: at most
+    max(16, 8 × cores) processes in all, max(64, 256 × cores) slots per process, and
+    2 × max_concurrency + queue + 64 within `ulimit -n`).
 
     api_key: when set, every route needs `Authorization: Bearer <api_key>` but /health (and
         /metrics with metrics_public): `imad.serve.routes.guard`.
@@ -109,6 +121,7 @@ class ServeSettings:
 
     def __post_init__(self) -> None:
         check_fields(self, label=serve_flag)
+        check_machine_bounds(self)
 
     @property
     def queue_limit(self) -> int:
@@ -124,12 +137,29 @@ class ServeSettings:
         return auto_scoring_processes(usable_cores(), self.workers)
 
 
-def usable_cores() -> int:
-    """CPUs this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS and Windows have no affinity call
-        return os.cpu_count() or 1
+def check_machine_bounds(settings: ServeSettings) -> None:
+    """ConfigError when the settings need more processes or file descriptors than this machine
+    gives one server (`imad.serve.machine`: the rules and why)."""
+    processes = settings.workers * (1 + settings.scoring_process_count)
+    budget = process_budget()
+    if processes > budget:
+        flag = "--scoring-processes" if settings.scoring_processes else "--workers"
+        raise ConfigError(flag, f"--workers {settings.workers} with {settings.scoring_process_count} "
+                                f"scoring process(es) each start {processes} processes; this machine "
+                                f"({usable_cores()} usable cores) runs at most {budget}")
+    slots = slot_budget()
+    if settings.max_concurrency > slots:
+        raise ConfigError("--max-concurrency", f"{settings.max_concurrency} pipelines per server "
+                                               f"process is more than this machine ({usable_cores()} "
+                                               f"usable cores) runs at once: at most {slots}")
+    limit = descriptor_limit()
+    needed = descriptors_needed(settings.max_concurrency, settings.queue_limit)
+    if limit is not None and needed > limit:
+        flag = "--max-queue" if settings.max_queue is not None else "--max-concurrency"
+        raise ConfigError(flag, f"--max-concurrency {settings.max_concurrency} and a queue of "
+                                f"{settings.queue_limit} need {needed} open files per server process "
+                                f"(2 per slot, 1 per waiting request, {RESERVED_FDS} reserved); "
+                                f"the limit is {limit}: lower them or raise `ulimit -n`")
 
 
 def auto_scoring_processes(cores: int, workers: int) -> int:

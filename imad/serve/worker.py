@@ -4,17 +4,20 @@ uvicorn's supervisor starts each worker as a fresh process that imports
 `imad.serve.worker:app_from_environment` and calls it; the parent passes the settings, the
 router and `--llm` spec in `IMAD_SERVE_WORKER_CONFIG` (the API key itself stays in its own
 environment variable). Every worker loads its own router and model and keeps its own slots,
-queue and trigger budgets.
+queue and trigger budgets. A worker whose supervisor dies shuts down as on SIGTERM
+(`imad.serve.lifeline`) and removes the run's temporary metrics directory.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from typing import Any
 
 from imad import tracing
 from imad.errors import ConfigError
+from imad.serve.lifeline import EXIT_GRACE_S, shut_down_within, watch_parent
 from imad.serve.server import WORKER_CONFIG_ENV, use_one_torch_thread
 from imad.serve.settings import ServeSettings
 
@@ -35,5 +38,14 @@ def app_from_environment() -> Any:
     use_one_torch_thread()
     tracing.configure_from_environment()
     settings = ServeSettings(api_key=api_key_from_env(config["api_key_env"]), **config["settings"])
+    shut_down = shut_down_within(settings.shutdown_timeout_s + EXIT_GRACE_S)
+
+    def on_supervisor_death() -> None:
+        if config.get("metrics_dir"):  # the supervisor made it and cannot remove it any more;
+            # the files this process writes stay mapped, so its own metrics keep working
+            shutil.rmtree(config["metrics_dir"], ignore_errors=True)
+        shut_down()
+
+    watch_parent(on_supervisor_death)
     factory = PipelineFactory.from_specs(router=config["router"], llm=config["llm"])
     return create_app(settings, factory)

@@ -4,8 +4,13 @@
 `TracerProvider` when the SDK is installed (`pip install 'imad[otel]'`), no provider is set yet,
 `OTEL_SDK_DISABLED` is not true, and `OTEL_TRACES_EXPORTER` or an OTLP endpoint asks for export.
 The SDK reads the rest itself (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, the sampler, the
-batch processor, the exporter's endpoint and headers); the values it would refuse with a
-traceback, overflow on or silently replace are checked first, as ConfigErrors naming them.
+batch processor, the span limits, the exporter's endpoint, headers, compression and
+certificates); every value it would refuse with a traceback, overflow on or silently ignore or
+replace is checked first (`ENVIRONMENT`, `check_environment`), as a ConfigError naming it.
+
+Read by nothing in imad, so never checked (documented in README): OTEL_PROPAGATORS (imad does
+not propagate context to the upstream), OTEL_METRICS_EXPORTER and OTEL_LOGS_EXPORTER (imad
+exports traces only; metrics are Prometheus's), and OTEL_PYTHON_* (auto-instrumentation's).
 """
 
 from __future__ import annotations
@@ -13,10 +18,23 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from imad.constraints import URL, Constraints, Integer, Options, Real, check_value, parse_text
-from imad.errors import MissingDependencyError
+from imad.constraints import (
+    URL,
+    Boolean,
+    Constraint,
+    Constraints,
+    Integer,
+    Options,
+    Real,
+    Refused,
+    Text,
+    check_value,
+    parse_text,
+)
+from imad.errors import ConfigError, MissingDependencyError
 from imad.tracing.spans import tracer
 
 EXPORTER_GROUP = "opentelemetry_traces_exporter"
@@ -79,10 +97,78 @@ def configure_from_environment(environ: Mapping[str, str] | None = None) -> bool
     return True
 
 
+class KeyValues(Constraint):
+    """`key=value` pairs separated by commas (OTEL_RESOURCE_ATTRIBUTES, OTLP headers): the SDK
+    skips a malformed pair with a log line, so a header or attribute would silently vanish.
+    Keys non-empty, no control character (a newline or NUL would split an HTTP header)."""
+
+    def admit(self, value: Any) -> str:
+        if not isinstance(value, str) or len(value) > 8_192 or not value.isprintable():
+            raise Refused
+        for pair in filter(str.strip, value.split(",")):
+            key, equals, _ = pair.partition("=")
+            if not equals or not key.strip():
+                raise Refused
+        return value
+
+    def parse(self, text: str) -> str:
+        return text
+
+    def __str__(self) -> str:
+        return "comma-separated key=value pairs of printable text"
+
+
+class ReadableFile(Constraint):
+    """The path of a file this process can read (a TLS certificate or key): the exporter would
+    otherwise fail on its first export, long after start-up."""
+
+    def admit(self, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip() or "\0" in value:
+            raise Refused
+        try:
+            with Path(value).open("rb"):
+                return value
+        except (OSError, ValueError):
+            raise Refused from None
+
+    def parse(self, text: str) -> str:
+        return text
+
+    def __str__(self) -> str:
+        return "the path of a readable file"
+
+
 MAX_BSP_VALUE = 2**31 - 1
+DEFAULT_BSP_QUEUE_SIZE = 2048
+"""The SDK's OTEL_BSP_MAX_QUEUE_SIZE when unset."""
 ENDPOINT = URL(ascii_only=True)
 TIMEOUT = Real(0.0, 3600.0, closed="right")
+LIMIT = Integer(0, MAX_BSP_VALUE)
+COMPRESSION = Options("gzip", "deflate", "none")
 ENVIRONMENT: Constraints = {
+    "OTEL_SDK_DISABLED": Boolean(),
+    "OTEL_SERVICE_NAME": Text(max_chars=255),
+    "OTEL_RESOURCE_ATTRIBUTES": KeyValues(),
+    "OTEL_EXPORTER_OTLP_HEADERS": KeyValues(),
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS": KeyValues(),
+    "OTEL_EXPORTER_OTLP_COMPRESSION": COMPRESSION,
+    "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": COMPRESSION,
+    "OTEL_EXPORTER_OTLP_INSECURE": Boolean(),
+    "OTEL_EXPORTER_OTLP_TRACES_INSECURE": Boolean(),
+    "OTEL_EXPORTER_OTLP_CERTIFICATE": ReadableFile(),
+    "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": ReadableFile(),
+    "OTEL_EXPORTER_OTLP_CLIENT_KEY": ReadableFile(),
+    "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": ReadableFile(),
+    "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": ReadableFile(),
+    "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE": ReadableFile(),
+    "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT": LIMIT,
+    "OTEL_ATTRIBUTE_COUNT_LIMIT": LIMIT,
+    "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": LIMIT,
+    "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": LIMIT,
+    "OTEL_SPAN_EVENT_COUNT_LIMIT": LIMIT,
+    "OTEL_SPAN_LINK_COUNT_LIMIT": LIMIT,
+    "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT": LIMIT,
+    "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT": LIMIT,
     "OTEL_BSP_SCHEDULE_DELAY": Integer(1, MAX_BSP_VALUE),
     "OTEL_BSP_EXPORT_TIMEOUT": Integer(0, MAX_BSP_VALUE),
     "OTEL_BSP_MAX_QUEUE_SIZE": Integer(1, MAX_BSP_VALUE),
@@ -92,10 +178,14 @@ ENVIRONMENT: Constraints = {
     "OTEL_EXPORTER_OTLP_TIMEOUT": TIMEOUT,
     "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": TIMEOUT,
 }
-"""The trace export's variables the SDK would refuse with a traceback, overflow on (the batch
-span processor's integers, in milliseconds and spans) or silently replace (an endpoint it cannot
-reach, a timeout of seconds), one row each; the sampler's are checked against the installed
-samplers (`check_environment`)."""
+"""The trace export's variables the SDK would refuse with a traceback (a span limit that is not
+a non-negative integer), overflow on (the batch span processor's integers, in milliseconds and
+spans), or silently ignore or replace (an endpoint it cannot reach, a timeout of seconds, a
+malformed header or resource attribute, an unknown compression, a boolean other than
+true/false, a certificate it cannot read), one row each; the sampler's are checked against the
+installed samplers, and the batch size against the queue (`check_environment`)."""
+RATIO_SAMPLERS = ("traceidratio", "parentbased_traceidratio")
+"""The built-in samplers that read OTEL_TRACES_SAMPLER_ARG (the others ignore it)."""
 SAMPLERS = ("always_on", "always_off", "traceidratio", "parentbased_always_on",
             "parentbased_always_off", "parentbased_traceidratio")
 SAMPLER_RATIO = Real(0.0, 1.0)
@@ -107,15 +197,27 @@ def check_environment(environ: Mapping[str, str]) -> None:
     for name, allowed in ENVIRONMENT.items():
         if name in environ:
             parse_text(environ[name], allowed, name)
+    if "OTEL_BSP_MAX_EXPORT_BATCH_SIZE" in environ:
+        batch = int(environ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE"])
+        queue = int(environ.get("OTEL_BSP_MAX_QUEUE_SIZE") or DEFAULT_BSP_QUEUE_SIZE)
+        if batch > queue:
+            raise ConfigError("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", f"{batch} exceeds the queue it "
+                              f"is taken from (OTEL_BSP_MAX_QUEUE_SIZE, {queue}); lower it or "
+                              "raise the queue")
     sampler = environ.get("OTEL_TRACES_SAMPLER")
+    argument = environ.get("OTEL_TRACES_SAMPLER_ARG")
     if sampler is not None:
         from importlib.metadata import entry_points
 
         known = {*SAMPLERS, *(point.name for point in entry_points(group="opentelemetry_traces_sampler"))}
         check_value(sampler.strip().lower(), Options(*sorted(known)), "OTEL_TRACES_SAMPLER")
-        argument = environ.get("OTEL_TRACES_SAMPLER_ARG")
-        if "traceidratio" in sampler.lower() and argument is not None:
+        if sampler.strip().lower() in RATIO_SAMPLERS and argument is not None:
             parse_text(argument, SAMPLER_RATIO, "OTEL_TRACES_SAMPLER_ARG")
+    if argument is not None and (sampler or "parentbased_always_on").strip().lower() in SAMPLERS \
+            and (sampler or "").strip().lower() not in RATIO_SAMPLERS:
+        raise ConfigError("OTEL_TRACES_SAMPLER_ARG", f"is read only by the {' and '.join(RATIO_SAMPLERS)} "
+                          f"samplers, not by {(sampler or 'the default parentbased_always_on')!r}; "
+                          "set OTEL_TRACES_SAMPLER=parentbased_traceidratio or unset it")
 
 
 def _exporter_class(name: str) -> type:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from imad.cli.main import main
+from tests.conftest import ANSWERED_MEDQA_DIR
 
 MEDQA = Path(__file__).resolve().parents[2] / "corpus" / "smollm2-135m-instruct-q4_1" / "eval" / "medqa.jsonl"
 
@@ -108,8 +109,9 @@ def test_evaluate_recalibrate_flag(tmp_path, capsys, monkeypatch, name, value, m
 
     monkeypatch.setenv("IMAD_DATA_DIR", str(tmp_path / "no-data"))  # refused before any read
     try:
-        code = evaluate(["--dataset", "medqa", "--limit", "200", "--recalibrate", value, "--out",
-                         str(tmp_path / "r"), "--no-progress", "--no-feature-cache"])
+        code = evaluate(["--dataset", "medqa", "--data-dir", str(ANSWERED_MEDQA_DIR), "--limit", "100",
+                         "--recalibrate", value, "--out", str(tmp_path / "r"), "--no-progress",
+                         "--no-feature-cache"])
     except SystemExit as exit_:
         code = exit_.code
     err = capsys.readouterr().err

@@ -46,6 +46,35 @@ REFUSED = [
      "OTEL_TRACES_SAMPLER_ARG"),
     ({**OTLP, "OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1e999"},
      "OTEL_TRACES_SAMPLER_ARG"),
+    # issue 34: values the SDK refused with a traceback (exit 3) or ignored silently
+    ({**OTLP, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "600", "OTEL_BSP_MAX_QUEUE_SIZE": "500"},
+     "OTEL_BSP_MAX_EXPORT_BATCH_SIZE"),
+    ({**OTLP, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "4096"}, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE"),  # > 2048
+    ({**OTLP, "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "abc"}, "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT"),
+    ({**OTLP, "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT": "-5"}, "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+    ({**OTLP, "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "2.5"}, "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+    ({**OTLP, "OTEL_ATTRIBUTE_COUNT_LIMIT": "9" * 40}, "OTEL_ATTRIBUTE_COUNT_LIMIT"),
+    ({**OTLP, "OTEL_SPAN_EVENT_COUNT_LIMIT": "-1"}, "OTEL_SPAN_EVENT_COUNT_LIMIT"),
+    ({**OTLP, "OTEL_SPAN_LINK_COUNT_LIMIT": "nan"}, "OTEL_SPAN_LINK_COUNT_LIMIT"),
+    ({**OTLP, "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT": "1e3"}, "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT"),
+    ({**OTLP, "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT": "١"}, "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT"),
+    ({**OTLP, "OTEL_SDK_DISABLED": "yes"}, "OTEL_SDK_DISABLED"),
+    ({**OTLP, "OTEL_SERVICE_NAME": "   "}, "OTEL_SERVICE_NAME"),
+    ({**OTLP, "OTEL_RESOURCE_ATTRIBUTES": "team=search,oops"}, "OTEL_RESOURCE_ATTRIBUTES"),
+    ({**OTLP, "OTEL_RESOURCE_ATTRIBUTES": "=value"}, "OTEL_RESOURCE_ATTRIBUTES"),
+    ({**OTLP, "OTEL_EXPORTER_OTLP_HEADERS": "api-key=a\nX-Injected: 1"}, "OTEL_EXPORTER_OTLP_HEADERS"),
+    ({**OTLP, "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "api-key=a\0b"}, "OTEL_EXPORTER_OTLP_TRACES_HEADERS"),
+    ({**OTLP, "OTEL_EXPORTER_OTLP_HEADERS": "no-equals-sign"}, "OTEL_EXPORTER_OTLP_HEADERS"),
+    ({**OTLP, "OTEL_EXPORTER_OTLP_COMPRESSION": "brotli"}, "OTEL_EXPORTER_OTLP_COMPRESSION"),
+    ({**OTLP, "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "GZIP!"}, "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"),
+    ({**OTLP, "OTEL_EXPORTER_OTLP_INSECURE": "maybe"}, "OTEL_EXPORTER_OTLP_INSECURE"),
+    ({**OTLP, "OTEL_EXPORTER_OTLP_TRACES_INSECURE": "1"}, "OTEL_EXPORTER_OTLP_TRACES_INSECURE"),
+    ({**OTLP, "OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"}, "OTEL_EXPORTER_OTLP_CERTIFICATE"),
+    ({**OTLP, "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "/"}, "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY"),
+    ({**OTLP, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "a\0b"}, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"),
+    ({**OTLP, "OTEL_TRACES_SAMPLER": "always_on", "OTEL_TRACES_SAMPLER_ARG": "0.5"},
+     "OTEL_TRACES_SAMPLER_ARG"),
+    ({**OTLP, "OTEL_TRACES_SAMPLER_ARG": "0.5"}, "OTEL_TRACES_SAMPLER_ARG"),  # default sampler
 ]
 
 
@@ -69,6 +98,31 @@ def test_no_export_asked_for_leaves_tracing_off(environ):
     assert tracing.provider_from_environment(environ) is None
 
 
+@pytest.mark.parametrize("environ", [
+    {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "500", "OTEL_BSP_MAX_QUEUE_SIZE": "500"},
+    {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "2048"},
+    {"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "0", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT": "4096"},
+    {"OTEL_SDK_DISABLED": "False", "OTEL_SERVICE_NAME": "imad-router"},
+    {"OTEL_RESOURCE_ATTRIBUTES": "team=search, region=eu", "OTEL_EXPORTER_OTLP_HEADERS": "api-key=a%20b"},
+    {"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip", "OTEL_EXPORTER_OTLP_INSECURE": "TRUE"},
+    {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25"},
+])
+def test_good_values_of_the_checked_variables_configure_export(environ):
+    provider = tracing.provider_from_environment({"OTEL_TRACES_EXPORTER": "console", **environ})
+    try:
+        assert provider is not None
+    finally:
+        provider.shutdown()
+
+
+def test_a_certificate_must_be_a_readable_file(tmp_path):
+    certificate = tmp_path / "ca.pem"
+    certificate.write_text("-----BEGIN CERTIFICATE-----\n")
+    tracing.check_environment({"OTEL_EXPORTER_OTLP_CERTIFICATE": str(certificate)})
+    with pytest.raises(ConfigError, match="readable file"):
+        tracing.check_environment({"OTEL_EXPORTER_OTLP_CERTIFICATE": str(tmp_path)})
+
+
 def test_grpc_without_its_exporter_names_the_package():
     with pytest.raises(MissingDependencyError, match=r"pip install opentelemetry-exporter-otlp-proto-grpc"):
         tracing.provider_from_environment({**OTLP, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
@@ -89,7 +143,10 @@ def test_an_endpoint_alone_means_otlp_over_http():
 
 @pytest.mark.parametrize(("variable", "value"), [("OTEL_TRACES_EXPORTER", "bogus"),
                                                   ("OTEL_BSP_MAX_QUEUE_SIZE", "9" * 50),
-                                                  ("OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://x")])
+                                                  ("OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://x"),
+                                                  ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4096"),
+                                                  ("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "abc"),
+                                                  ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "-5")])
 def test_imad_serve_with_a_bad_variable_is_one_error_line_and_exit_2(variable, value):
     environ = {**os.environ, "OTEL_TRACES_EXPORTER": "otlp", variable: value}
     result = subprocess.run([sys.executable, "-m", "imad.cli.main", "serve", "--llm", "local", "--port", "0"],

@@ -10,6 +10,7 @@ import pytest
 
 from imad.errors import ConfigError
 from imad.router.calibrators import fit_calibrator
+from tests.conftest import ANSWERED_MEDQA_DIR
 from training.evaluate import main
 from training.evaluation.recalibration import best_labelled_method, recalibration_study
 from training.metrics import expected_calibration_error
@@ -58,8 +59,9 @@ def test_n_out_of_range_is_a_config_error(n) -> None:
 
 def test_report_on_the_committed_medqa_answers(tmp_path, capsys) -> None:
     out = tmp_path / "report"
-    assert main(["--dataset", "medqa", "--limit", "200", "--recalibrate", "50", "--out", str(out),
-                 "--no-progress", "--no-feature-cache", "--json"]) == 0
+    assert main(["--dataset", "medqa", "--data-dir", str(ANSWERED_MEDQA_DIR), "--limit", "100",
+                 "--recalibrate", "50", "--out", str(out), "--no-progress", "--no-feature-cache",
+                 "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     study = document["datasets"]["medqa"]["recalibration"]
     assert study["n_labels"] == 50 and study["splits"] == 20
