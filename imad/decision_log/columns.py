@@ -1,0 +1,114 @@
+"""The columns of the decision log: one row per decision (issue 32, SPEC §17).
+
+The log's table is derived from a list of `LogColumn`s, never written out by hand: the store
+builds its `CREATE TABLE`, its insert and its readers from the list, and the export and the
+report read the same names. The list below is interim: once the one decision schema exists
+(issue 33, `imad.decide`), its `log` view supplies the columns and this module keeps only
+`LogColumn` and the codecs.
+
+A codec says how a Python value travels into SQLite and back: `plain` as is, `bool` as 0/1,
+`json` as JSON text (dicts and lists: reasons, features, tokens by phase).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+CODECS = ("plain", "bool", "json")
+SQLITE_TYPES = ("TEXT", "REAL", "INTEGER")
+
+
+@dataclass(frozen=True)
+class LogColumn:
+    """One column of the decision table: its name, SQLite type, one-line meaning and codec."""
+
+    name: str
+    sqlite_type: str
+    meaning: str
+    codec: str = "plain"
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier() or not self.name.islower():
+            raise ValueError(f"log column name {self.name!r} must be a lower-case identifier")
+        if self.sqlite_type not in SQLITE_TYPES:
+            raise ValueError(f"log column {self.name}: sqlite_type {self.sqlite_type!r} is not one "
+                             f"of {SQLITE_TYPES}")
+        if self.codec not in CODECS:
+            raise ValueError(f"log column {self.name}: codec {self.codec!r} is not one of {CODECS}")
+
+    def encode(self, value: Any) -> Any:
+        """The value as SQLite stores it (None stays NULL)."""
+        if value is None:
+            return None
+        if self.codec == "bool":
+            return int(bool(value))
+        if self.codec == "json":
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return value
+
+    def decode(self, value: Any) -> Any:
+        """The stored value back as the Python value it was written from."""
+        if value is None:
+            return None
+        if self.codec == "bool":
+            return bool(value)
+        if self.codec == "json":
+            return json.loads(value)
+        return value
+
+
+def _column(name: str, sqlite_type: str, meaning: str, codec: str = "plain") -> LogColumn:
+    return LogColumn(name, sqlite_type, meaning, codec)
+
+
+LOG_COLUMNS: tuple[LogColumn, ...] = (
+    _column("id", "TEXT", "the completion id the response carried (unique)"),
+    _column("time", "REAL", "when the decision was made, unix seconds (UTC)"),
+    _column("model", "TEXT", "the served model name the request asked for"),
+    _column("router_name", "TEXT", "the router checkpoint's name"),
+    _column("router_version", "TEXT", "the router checkpoint's version"),
+    _column("router_hash", "TEXT", "SHA-256 of the router's weights and config"),
+    _column("calibrator", "TEXT", "the calibrator mapping the raw score to p"),
+    _column("policy_rule", "TEXT", "the policy that decided (fixed threshold, budget, shadow)"),
+    _column("tau", "REAL", "the threshold τ the decision compared p with"),
+    _column("tau_source", "TEXT", "where τ came from: checkpoint, request or budget"),
+    _column("raw_score", "REAL", "the network's score before calibration"),
+    _column("p", "REAL", "P(answer correct) after calibration; NULL when not scored"),
+    _column("uncertainty", "REAL", "the uncertainty head u"),
+    _column("ood_score", "REAL", "how unlike the training rows the answer is"),
+    _column("ood", "INTEGER", "true when ood_score is above the checkpoint's threshold", "bool"),
+    _column("outcome", "TEXT", "kept, below_tau, unparsed, non_finite or ood"),
+    _column("escalate", "INTEGER", "true when the debate's answer was served", "bool"),
+    _column("would_escalate", "INTEGER", "true when the policy decided to escalate (shadow "
+            "mode serves the single answer anyway)", "bool"),
+    _column("reasons", "TEXT", "the decision's reasons, a JSON list of strings", "json"),
+    _column("features", "TEXT", "the 41 features, a JSON object name → value", "json"),
+    _column("tokens", "TEXT", "tokens by phase, a JSON object phase → count", "json"),
+    _column("question_sha256", "TEXT", "SHA-256 of the question text"),
+    _column("question", "TEXT", "the question text (only with --log-text)"),
+    _column("single_answer", "TEXT", "the self-critique's answer"),
+    _column("debate_answer", "TEXT", "the debate's answer, served or shadow; NULL without one"),
+    _column("served", "TEXT", "which answer was served: single or debate"),
+    _column("shadow_debate", "INTEGER", "true when the debate ran in shadow, after the response",
+            "bool"),
+    _column("confidence", "REAL", "the verbal confidence of the self-critique (the report's "
+            "baseline)"),
+)
+"""The interim column list (issue 32 item 2); `id` and `time` are required in every list."""
+
+REQUIRED_COLUMNS = ("id", "time")
+
+
+def check_columns(columns: Sequence[LogColumn]) -> tuple[LogColumn, ...]:
+    """The list as a tuple, or ValueError when a name repeats or `id`/`time` is missing."""
+    names = [column.name for column in columns]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"log columns named twice: {', '.join(repeated)}")
+    missing = [name for name in REQUIRED_COLUMNS if name not in names]
+    if missing:
+        raise ValueError(f"log columns lack {', '.join(missing)}")
+    return tuple(columns)

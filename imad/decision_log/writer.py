@@ -1,0 +1,217 @@
+"""The decision log as a request sees it: `record(row)` queues, a background thread writes.
+
+A request must never wait for a disk, and a disk must never fail a request. `record` only puts
+the row on a bounded queue (microseconds); one thread per process takes what has queued, up to
+`batch_size` rows, and writes them in one transaction, then prunes past `max_rows`. `flush()`
+waits until everything queued so far is written; `close()` flushes and stops the thread.
+
+Whatever goes wrong after the row was handed over is counted, never raised: a full queue, a
+read-only or full disk, a file locked past the busy timeout, a row that does not encode. The
+row is dropped, `stats.dropped[reason]` grows, and the first drop for each reason logs one
+warning line saying why (later ones are only counted, so a full disk does not flood the log).
+A file that is not a decision log (foreign, damaged, newer schema) is refused when the log is
+opened, before serving starts: that is a wrong path, not a disk failure.
+
+Without `log_text` the question text is not stored (its SHA-256 is) and each answer is stored
+as `sha256:` of its normalised text, so the report can still tell whether a debate changed an
+answer without the log holding what users asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from imad.decision_log.columns import LOG_COLUMNS, LogColumn
+from imad.decision_log.schema import error_kind
+from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, LogStore, open_store
+
+logger = logging.getLogger("imad.decision_log")
+
+TEXT_COLUMNS = ("single_answer", "debate_answer")
+HASH_PREFIX = "sha256:"
+_STOP = object()
+
+
+@dataclass
+class LogStats:
+    """What the log did with the rows handed to it (the metrics read these)."""
+
+    recorded: int = 0
+    written: int = 0
+    duplicates: int = 0
+    pruned: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    """Rows dropped, by reason: queue_full, closed, unwritable, busy, damaged, bad_row, other."""
+
+    @property
+    def dropped_total(self) -> int:
+        return sum(self.dropped.values())
+
+
+class DecisionLog:
+    """A process's handle on a decision log file; thread-safe `record`, background writes."""
+
+    def __init__(self, path: str | Path, *, columns: Sequence[LogColumn] = LOG_COLUMNS,
+                 max_rows: int | None = None, log_text: bool = False, queue_size: int = 10_000,
+                 batch_size: int = 512, synchronous: str = "NORMAL",
+                 busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+        if max_rows is not None and max_rows < 1:
+            raise ValueError(f"max_rows must be at least 1, not {max_rows}")
+        self.path = Path(path)
+        self.columns = tuple(columns)
+        self.max_rows = max_rows
+        self.log_text = log_text
+        self.batch_size = batch_size
+        self.stats = LogStats()
+        self._options = {"busy_timeout_s": busy_timeout_s, "synchronous": synchronous}
+        self._lock = threading.Lock()
+        self._reasons_logged: set[str] = set()
+        self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
+        self._closed = False
+        self._store: LogStore | None = self._open()
+        self._thread = threading.Thread(target=self._run, name="imad-decision-log", daemon=True)
+        self._thread.start()
+
+    def record(self, row: Mapping[str, Any]) -> bool:
+        """Queue one decision row (column name → value); False when it was dropped instead.
+
+        `time` defaults to now. The mapping is not copied: do not change it afterwards."""
+        if self._closed:
+            self._drop("closed", 1, "the log is closed")
+            return False
+        if "time" not in row:
+            row = {**row, "time": time.time()}
+        try:
+            self._queue.put_nowait(row)
+        except queue.Full:
+            self._drop("queue_full", 1, f"the write queue is full ({self._queue.maxsize} rows); "
+                       "the disk is slower than the traffic")
+            return False
+        with self._lock:
+            self.stats.recorded += 1
+        return True
+
+    def flush(self) -> None:
+        """Wait until every row queued so far is written (or dropped and counted)."""
+        self._queue.join()
+
+    def close(self) -> None:
+        """Flush, stop the writer thread and close the file. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(_STOP)
+        self._thread.join()
+        if self._store is not None:
+            self._store.close()
+
+    def __enter__(self) -> DecisionLog:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- the writer thread -----------------------------------------------------------------
+
+    def _open(self) -> LogStore | None:
+        """The store, or None (rows dropped and counted) when the disk refuses the file."""
+        try:
+            return open_store(self.path, self.columns, **self._options)
+        except sqlite3.Error as error:
+            self._note(error_kind(error), f"cannot open {self.path}: {error}")
+            return None
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            batch = [first]
+            while len(batch) < self.batch_size:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = any(item is _STOP for item in batch)
+            rows = [item for item in batch if item is not _STOP]
+            try:
+                if rows:
+                    self._write(rows)
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+            if stop:
+                return
+
+    def _write(self, rows: list[Mapping[str, Any]]) -> None:
+        encoded = []
+        for row in rows:
+            try:
+                encoded.append(self._encode(row))
+            except (ValueError, TypeError) as error:
+                self._drop("bad_row", 1, f"a row does not fit the log's columns ({error})")
+        if not encoded:
+            return
+        if self._store is None:
+            self._store = self._open()
+            if self._store is None:
+                self._drop("unwritable", len(encoded), None)
+                return
+        try:
+            result = self._store.insert(encoded)
+            pruned = self._store.prune(self.max_rows) if self.max_rows is not None else 0
+        except sqlite3.Error as error:
+            kind = error_kind(error)
+            self._drop(kind, len(encoded), f"cannot write {self.path}: {error}")
+            return
+        with self._lock:
+            self.stats.written += result.inserted
+            self.stats.duplicates += result.duplicates
+            self.stats.pruned += pruned
+
+    def _encode(self, row: Mapping[str, Any]) -> tuple[Any, ...]:
+        values = dict(row)
+        if "id" not in values or not isinstance(values["id"], str) or not values["id"]:
+            raise ValueError("the row has no completion id")
+        if values.get("question") is not None and values.get("question_sha256") is None:
+            values["question_sha256"] = sha256_text(values["question"])
+        if not self.log_text:
+            values.pop("question", None)
+            for name in TEXT_COLUMNS:
+                if values.get(name) is not None:
+                    values[name] = HASH_PREFIX + sha256_text(normalise_answer(values[name]))
+        unknown = set(values) - {column.name for column in self.columns}
+        if unknown:
+            raise ValueError(f"unknown column(s) {', '.join(sorted(unknown))}")
+        return tuple(column.encode(values.get(column.name)) for column in self.columns)
+
+    def _drop(self, reason: str, count: int, why: str | None) -> None:
+        with self._lock:
+            self.stats.dropped[reason] += count
+        if why is not None:
+            self._note(reason, why)
+
+    def _note(self, reason: str, why: str) -> None:
+        with self._lock:
+            if reason in self._reasons_logged:
+                return
+            self._reasons_logged.add(reason)
+        logger.warning("decision log: rows are dropped (%s): %s; serving goes on, later drops for "
+                       "this reason are only counted", reason, why)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def normalise_answer(text: str) -> str:
+    """Answers compare equal when they differ only in case and surrounding space."""
+    return " ".join(str(text).split()).casefold()
