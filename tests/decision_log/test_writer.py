@@ -7,8 +7,6 @@ import hashlib
 import logging
 import sqlite3
 
-import pytest
-
 from imad.decision_log import DecisionLog, open_for_reading
 from imad.decision_log.columns import LOG_COLUMNS, LogColumn
 from imad.decision_log.labels import Label, set_label

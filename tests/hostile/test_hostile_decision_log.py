@@ -116,7 +116,8 @@ def test_readers_refuse_with_one_error_line(command, name, make, error, message,
     assert main(COMMANDS[command](log, tmp_path)) == 3
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"imad {'report' if command == 'report' else 'log'}: error:")
+    prog = "imad report" if command == "report" else "imad log"
+    assert len(lines) == 1 and lines[0].startswith(f"{prog}: error:")
     assert message in lines[0] and str(log) in lines[0]
     assert "Traceback" not in captured.err and captured.out == ""
     assert snapshot(log) == before

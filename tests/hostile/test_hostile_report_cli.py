@@ -43,7 +43,7 @@ def test_a_bad_since_names_the_flag_and_the_forms(since, log, capsys):
 
 @pytest.mark.parametrize("window", ["0h", "1 day", "1w", "-1d", "h", "1.5h", "9999999d"])
 def test_a_bad_window_names_the_flag(window, log, capsys):
-    line = failed(["report", "--log", str(log), "--window", window], 2, capsys)
+    line = failed(["report", "--log", str(log), f"--window={window}"], 2, capsys)
     assert "--window:" in line and "30m, 6h, 1d, 7d" in line
 
 

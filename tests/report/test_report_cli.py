@@ -66,7 +66,8 @@ def test_too_few_labels_are_said_in_words_never_nan(tmp_path, capsys):
     assert card["auroc"] is None
     assert "at least 10 correct and 10 wrong" in card["auroc_note"]
     assert "NaN" not in text and "Infinity" not in text
-    assert card["quality"]["router"]["ece"] is None and "too few labels" in card["quality"]["router"]["ece_note"]
+    router = card["quality"]["router"]
+    assert router["ece"] is None and "too few labels" in router["ece_note"]
 
 
 def test_out_writes_markdown_and_pictures(shadow_log, tmp_path, capsys):
@@ -114,12 +115,13 @@ def test_shadow_debates_by_decile_fixed_and_broke(tmp_path):
         row = {**decision_row(i, shadow=True), "p": i / 40, "single_answer": "A",
                "debate_answer": "B" if i % 4 == 0 else "a "}
         rows.append(row)
-        if i < 20:  # labelled: the single answer right for even i
+        if i < 20:  # labelled: the single answer wrong where i is a multiple of 8
             labels.append((row["id"], i % 8 != 0, True))
     path = tmp_path / "log.db"
     make_log(path, rows, labels, log_text=True)
     shadow = report_card(path)["shadow"]
     assert (shadow["rows"], shadow["changed"]) == (40, 10)
     assert sum(entry["rows"] for entry in shadow["by_decile"]) == 40
-    # changed and labelled: i = 0, 4, 8, 12, 16; wrong (fixed by a right debate) at 0 and 8
-    assert (shadow["fixed"], shadow["broke"]) == (2, 3)
+    # changed and labelled: i = 0, 4, 8, 12, 16; wrong (fixed by a right debate) at 0, 8, 16,
+    # right (broken by the change) at 4 and 12
+    assert (shadow["fixed"], shadow["broke"]) == (3, 2)
