@@ -57,7 +57,8 @@ def labelled_scores(path: str | Path, *, since: float | None = None, until: floa
     try:
         ids, raw, p, correct, times = [], [], [], [], []
         debate_served = unscored = 0
-        for row in store.rows(since=since, until=until, model=model):
+        for row in store.rows(since=since, until=until, model=model,
+                              names=("id", "time", "served", "raw_score", "p")):
             if row["correct"] is None:
                 continue
             if row.get("served") == "debate":

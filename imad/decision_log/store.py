@@ -78,22 +78,31 @@ class LogStore:
         return int(self.connection.execute("SELECT count(*) FROM decisions").fetchone()[0])
 
     def rows(self, *, since: float | None = None, until: float | None = None,
-             model: str | None = None) -> Iterator[dict[str, Any]]:
+             model: str | None = None, names: Sequence[str] | None = None
+             ) -> Iterator[dict[str, Any]]:
         """Decoded decisions in time order, each with its label fields (`correct`,
-        `debate_correct`, `label_source`, `label_time`, `label_changes`; None when unlabelled)."""
-        names = ", ".join(f"d.{column.name}" for column in self.readable)
+        `debate_correct`, `label_source`, `label_time`, `label_changes`; None when unlabelled).
+
+        `names`: only these columns (those the file lacks read None), so a report over a large
+        log does not decode every row's features."""
+        readable = self.readable if names is None else tuple(
+            column for column in self.readable if column.name in set(names))
+        missing = () if names is None else tuple(
+            name for name in names if name not in {column.name for column in readable})
+        selected = ", ".join(f"d.{column.name}" for column in readable)
         where, params = [], []
         for clause, value in (("d.time >= ?", since), ("d.time < ?", until), ("d.model = ?", model)):
             if value is not None:
                 where.append(clause)
                 params.append(value)
-        sql = (f"SELECT {names}, l.correct, l.debate_correct, l.source, l.time, l.changes "
+        sql = (f"SELECT {selected}, l.correct, l.debate_correct, l.source, l.time, l.changes "
                "FROM decisions d LEFT JOIN labels l ON l.id = d.id"
                + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY d.time, d.seq")
-        width = len(self.readable)
+        width = len(readable)
         for values in self._read(sql, params):
             row = {column.name: column.decode(value)
-                   for column, value in zip(self.readable, values[:width], strict=True)}
+                   for column, value in zip(readable, values[:width], strict=True)}
+            row.update(dict.fromkeys(missing))
             correct, debate_correct, source, label_time, changes = values[width:]
             row.update(correct=None if correct is None else bool(correct),
                        debate_correct=None if debate_correct is None else bool(debate_correct),

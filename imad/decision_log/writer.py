@@ -33,12 +33,15 @@ from typing import Any
 
 from imad.decision_log.columns import LOG_COLUMNS, LogColumn
 from imad.decision_log.schema import error_kind
-from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, LogStore, open_store
+from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, SYNCHRONOUS_MODES, LogStore, open_store
+from imad.errors import ConfigError
 
 logger = logging.getLogger("imad.decision_log")
 
 TEXT_COLUMNS = ("single_answer", "debate_answer")
 HASH_PREFIX = "sha256:"
+MAX_COUNT = 1_000_000_000
+"""Largest max_rows, queue or batch size accepted (a billion rows is ~2 TB of log)."""
 _STOP = object()
 
 
@@ -65,8 +68,8 @@ class DecisionLog:
                  max_rows: int | None = None, log_text: bool = False, queue_size: int = 10_000,
                  batch_size: int = 512, synchronous: str = "NORMAL",
                  busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
-        if max_rows is not None and max_rows < 1:
-            raise ValueError(f"max_rows must be at least 1, not {max_rows}")
+        check_options(max_rows=max_rows, queue_size=queue_size, batch_size=batch_size,
+                      synchronous=synchronous, busy_timeout_s=busy_timeout_s)
         self.path = Path(path)
         self.columns = tuple(columns)
         self.max_rows = max_rows
@@ -88,6 +91,9 @@ class DecisionLog:
         `time` defaults to now. The mapping is not copied: do not change it afterwards."""
         if self._closed:
             self._drop("closed", 1, "the log is closed")
+            return False
+        if not isinstance(row, Mapping):
+            self._drop("bad_row", 1, f"a row is a {type(row).__name__}, not a mapping")
             return False
         if "time" not in row:
             row = {**row, "time": time.time()}
@@ -206,6 +212,30 @@ class DecisionLog:
             self._reasons_logged.add(reason)
         logger.warning("decision log: rows are dropped (%s): %s; serving goes on, later drops for "
                        "this reason are only counted", reason, why)
+
+
+OPTION_FLAGS = {"max_rows": "--decision-log-max-rows", "queue_size": "queue_size",
+                "batch_size": "batch_size", "synchronous": "synchronous",
+                "busy_timeout_s": "busy_timeout_s"}
+
+
+def check_options(*, max_rows: int | None, queue_size: int, batch_size: int, synchronous: str,
+                  busy_timeout_s: float) -> None:
+    """`ConfigError` naming the option (and its flag) that is out of range."""
+    def refuse(name: str, allowed: str, value: object) -> None:
+        raise ConfigError(OPTION_FLAGS[name], f"must be {allowed}, got {value!r}")
+
+    for name, value, low in (("max_rows", max_rows, 1), ("queue_size", queue_size, 1),
+                             ("batch_size", batch_size, 1)):
+        if value is None and name == "max_rows":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_COUNT:
+            refuse(name, f"an integer in [{low}, {MAX_COUNT:,}]", value)
+    if synchronous not in SYNCHRONOUS_MODES:
+        refuse("synchronous", f"one of {', '.join(SYNCHRONOUS_MODES)}", synchronous)
+    if isinstance(busy_timeout_s, bool) or not isinstance(busy_timeout_s, (int, float)) \
+            or not 0.0 <= busy_timeout_s <= 3600.0:
+        refuse("busy_timeout_s", "a number of seconds in [0, 3600]", busy_timeout_s)
 
 
 def sha256_text(text: str) -> str:

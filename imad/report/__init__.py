@@ -16,6 +16,9 @@ from imad.report.card import DEFAULT_WINDOW_S, build_report
 from imad.report.markdown import render_markdown
 
 REPORT_MD = "report.md"
+REPORT_COLUMNS = ("id", "time", "model", "p", "ood", "escalate", "would_escalate", "served",
+                  "confidence", "shadow_debate", "single_answer", "debate_answer")
+"""The columns the card reads (features, reasons and tokens are left undecoded)."""
 
 
 def report_card(path: str | Path, *, since: float | None = None, model: str | None = None,
@@ -29,7 +32,7 @@ def report_card(path: str | Path, *, since: float | None = None, model: str | No
             if model not in known:
                 raise ConfigError("--model", f"no decision in {path} was served as model {model!r}; "
                                   f"the log has {', '.join(map(repr, known)) or 'no model names'}")
-        rows = list(store.rows(since=since, model=model))
+        rows = list(store.rows(since=since, model=model, names=REPORT_COLUMNS))
     finally:
         store.close()
     return build_report(rows, log=str(path), window_s=window_s, since=since, model=model,

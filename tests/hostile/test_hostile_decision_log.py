@@ -162,3 +162,35 @@ def test_a_locked_log_is_one_error_line_for_label(tmp_path, capsys, monkeypatch)
     err = capsys.readouterr().err
     assert "is locked by another process" in err and "Traceback" not in err
     assert main(["log", "label", "--log", str(log), str(labels)]) == 0
+
+
+OPTIONS = [
+    ({"max_rows": 0}, "--decision-log-max-rows: must be an integer in [1, 1,000,000,000], got 0"),
+    ({"max_rows": -5}, "--decision-log-max-rows: must be an integer in [1,"),
+    ({"max_rows": 2.5}, "--decision-log-max-rows: must be an integer in [1,"),
+    ({"max_rows": True}, "--decision-log-max-rows: must be an integer in [1,"),
+    ({"max_rows": "10"}, "got '10'"),
+    ({"max_rows": 10**12}, "--decision-log-max-rows: must be an integer in [1,"),
+    ({"queue_size": 0}, "queue_size: must be an integer in [1,"),
+    ({"batch_size": 0}, "batch_size: must be an integer in [1,"),
+    ({"synchronous": "OFF"}, "synchronous: must be one of NORMAL, FULL, got 'OFF'"),
+    ({"busy_timeout_s": -1}, "busy_timeout_s: must be a number of seconds in [0, 3600], got -1"),
+    ({"busy_timeout_s": float("nan")}, "busy_timeout_s: must be a number of seconds in [0, 3600]"),
+]
+
+
+@pytest.mark.parametrize(("options", "message"), OPTIONS, ids=[str(row[0]) for row in OPTIONS])
+def test_bad_writer_options_name_the_option(options, message, tmp_path):
+    from imad.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        DecisionLog(tmp_path / "log.db", **options)
+    assert message in str(caught.value)
+    assert not (tmp_path / "log.db").exists()
+
+
+@pytest.mark.parametrize("row", [None, ["id", "x"], "chatcmpl-1", 7])
+def test_a_row_that_is_not_a_mapping_is_a_counted_drop(row, tmp_path):
+    with DecisionLog(tmp_path / "log.db") as log:
+        assert log.record(row) is False
+    assert log.stats.dropped == {"bad_row": 1}
