@@ -26,8 +26,7 @@ from typing import Any
 from imad.decision_log.schema import LABEL_SOURCES
 from imad.decision_log.store import LogStore, read_error
 from imad.errors import DatasetError, LabelFileError, UnknownDecisionError
-from imad.json_lines import BYTE_ORDER_MARK, decode_json_object, json_type
-from imad.jsonio import UntrustedJSONError, read_regular_file
+from imad.json_lines import decode_json_object, json_type, read_lines_file
 
 LABEL_FILE_MAX_BYTES = 256 * 1024 * 1024
 """Largest label file read (≈ 3 million labels); split a bigger one."""
@@ -91,14 +90,7 @@ def read_label_file(path: str | Path, *, max_bytes: int = LABEL_FILE_MAX_BYTES
         raise DatasetError(f"label file {path} is a directory, not a file")
     if not path.exists():
         raise DatasetError(f"label file {path} not found")
-    try:
-        data = read_regular_file(path, max_bytes=max_bytes)
-    except UntrustedJSONError as error:
-        raise DatasetError(f"label file {path}: {error}") from error
-    except OSError as error:
-        raise DatasetError(f"cannot read label file {path}: {error.strerror or error}") from error
-    if data.startswith(BYTE_ORDER_MARK):
-        data = data[len(BYTE_ORDER_MARK):]
+    data = read_lines_file(path, what="label file", max_bytes=max_bytes)
     labels: list[tuple[int, Label]] = []
     problems: list[tuple[int, str]] = []
     first_line: dict[str, int] = {}

@@ -27,6 +27,7 @@ from imad.decision_log.schema import (
     refuse_foreign,
 )
 from imad.errors import DecisionLogError, DecisionLogFormatError
+from imad.jsonio import UntrustedJSONError
 
 SYNCHRONOUS_MODES = ("NORMAL", "FULL")
 DEFAULT_BUSY_TIMEOUT_S = 5.0
@@ -100,8 +101,12 @@ class LogStore:
                + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY d.time, d.seq")
         width = len(readable)
         for values in self._read(sql, params):
-            row = {column.name: column.decode(value)
-                   for column, value in zip(readable, values[:width], strict=True)}
+            try:
+                row = {column.name: column.decode(value)
+                       for column, value in zip(readable, values[:width], strict=True)}
+            except (UntrustedJSONError, TypeError) as error:
+                raise DecisionLogFormatError(f"decision log {self.path}: a row holds a value imad "
+                                             f"did not write ({error}); the file is damaged") from error
             row.update(dict.fromkeys(missing))
             correct, debate_correct, source, label_time, changes = values[width:]
             row.update(correct=None if correct is None else bool(correct),

@@ -194,3 +194,13 @@ def test_a_row_that_is_not_a_mapping_is_a_counted_drop(row, tmp_path):
     with DecisionLog(tmp_path / "log.db") as log:
         assert log.record(row) is False
     assert log.stats.dropped == {"bad_row": 1}
+
+
+@pytest.mark.parametrize(("column", "value"), [("features", "[" * 5000), ("reasons", "{not json"),
+                                               ("tokens", '{"a": NaN}'), ("reasons", "9" * 500)])
+def test_a_json_column_imad_did_not_write_is_one_error_line(column, value, tmp_path, capsys):
+    log = valid_log(tmp_path / "log.db")
+    sql(log, f"UPDATE decisions SET {column} = ?", (value,))
+    assert main(["log", "export", "--log", str(log), "--format", "jsonl"]) == 3
+    err = capsys.readouterr().err
+    assert "a row holds a value imad did not write" in err and "Traceback" not in err
