@@ -18,7 +18,9 @@ rate, or per 16). Per row it prints:
   this is near the record cost times the request rate),
 - the file's size per row and the writer's counters (every row written, none dropped).
 
-Each mode runs `--repeats` times; the best run is printed (the machine is shared).
+Each mode runs `--repeats` times; the best run is printed (the machine is shared). Then the
+report card's wall time (`imad.report.report_card`, 1,000 bootstrap resamples) on a log of
+`--report-rows` rows of which a fifth are labelled.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from imad.decision_log import DecisionLog
+from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log.labels import Label, _upsert
+from imad.report import report_card
 
 FEATURES = [f"feature_{index:02d}" for index in range(41)]
 
@@ -80,11 +84,29 @@ def run_once(rows: list[dict], folder: Path, synchronous: str, max_rows: int | N
             "wall_us": wall / len(rows) * 1e6, "bytes": size / len(rows), "stats": log.stats}
 
 
+def time_report(folder: Path, count: int) -> tuple[float, dict]:
+    """Seconds `report_card` takes on a log of `count` rows, a fifth of them labelled."""
+    path = folder / "report.db"
+    rows = make_rows(count, seed=99)
+    with DecisionLog(path, queue_size=count + 1) as log:
+        for index, row in enumerate(rows):
+            log.record({**row, "time": 1_796_000_000.0 + index * 30.0})
+    rng = random.Random(1)
+    store = open_for_reading(path, writable=True)
+    with store.transaction() as connection:
+        _upsert(connection, [Label(row["id"], rng.random() < row["p"]) for row in rows[::5]], 0.0)
+    store.close()
+    start = time.perf_counter()
+    card = report_card(path)
+    return time.perf_counter() - start, card
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--max-rows", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--report-rows", type=int, default=100_000)
     args = parser.parse_args()
     print(f"{args.rows} rows per run, max_rows {args.max_rows}, best of {args.repeats}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -104,6 +126,9 @@ def main() -> None:
             print(f"{synchronous:<12} {shown:>8} {best['record_us']:>10.1f} {best['total_us']:>9.1f} "
                   f"{best['wall_us']:>8.1f} {best['bytes']:>10.0f}  {stats.written:>7} "
                   f"{stats.dropped_total:>7} {stats.pruned:>6}")
+        seconds, card = time_report(Path(folder), args.report_rows)
+        print(f"report card of {card['rows']} rows ({card['labelled']} labelled, "
+              f"{len(card['windows'])} daily windows): {seconds:.2f} s wall")
     print(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import sqlite3
+
+import pytest
 
 from imad.decision_log import DecisionLog, open_for_reading
 from imad.decision_log.columns import LOG_COLUMNS, LogColumn
@@ -181,3 +184,22 @@ def test_a_full_queue_drops_and_counts(tmp_path):
     log.close()
     assert log.stats.written == accepted.count(True)
     assert len(written(path)) == accepted.count(True)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through file modes (the query_only "
+                    "test above gives SQLite the same read-only error)")
+def test_a_read_only_file_and_folder_drop_and_count(tmp_path, caplog):
+    path = tmp_path / "log.db"
+    with DecisionLog(path) as log:
+        log.record(decision_row(0))
+    path.chmod(0o444)
+    tmp_path.chmod(0o555)
+    try:
+        with caplog.at_level(logging.WARNING, "imad.decision_log"), DecisionLog(path) as log:
+            assert log.record(decision_row(1)) is True
+            log.flush()
+    finally:
+        tmp_path.chmod(0o755)
+        path.chmod(0o644)
+    assert log.stats.dropped == {"unwritable": 1} and len(caplog.records) == 1
+    assert len(written(path)) == 1
