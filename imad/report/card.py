@@ -56,8 +56,8 @@ def volume(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if rows:
         result["first"] = iso(rows[0]["time"])
         result["last"] = iso(rows[-1]["time"])
-    models = sorted({str(row.get("model")) for row in rows})
-    result["by_model"] = {name: rates([row for row in rows if str(row.get("model")) == name])
+    models = sorted({model_name(row) for row in rows})
+    result["by_model"] = {name: rates([row for row in rows if model_name(row) == name])
                           for name in models}
     return result
 
@@ -107,6 +107,10 @@ def drift_by_window(windows: list[tuple[float, list[dict]]]) -> tuple[dict[str, 
                  f"the log's first window with at least {MIN_DRIFT_ROWS} scored rows "
                  f"({cards[reference]['start']}); the checkpoints store no validation scores")}
     return drift, cards
+
+
+def model_name(row: dict[str, Any]) -> str:
+    return "(no model name)" if row.get("model") is None else str(row["model"])
 
 
 def iso(unix_seconds: float) -> str:

@@ -49,8 +49,11 @@ def _quality(quality: dict[str, Any], pictures: dict[str, str]) -> list[str]:
              f"{quality['debate_served_labelled']} labelled rows served a debate's answer and "
              "label the debate, not the router.", ""]
     kept = quality["kept_accuracy"]
-    lines.append(f"Kept-answer accuracy: {_number(kept['value'], kept['interval'], kept['note'])} "
-                 f"over {kept['n']} kept answers.")
+    if kept["value"] is None:
+        lines.append(f"Kept-answer accuracy: {kept['note']}.")
+    else:
+        lines.append(f"Kept-answer accuracy: {_number(kept['value'], kept['interval'], None)} over "
+                     f"{kept['n']} kept answers.")
     lines += ["", "| gate | AUROC | ECE (15 bins) | Brier |", "|---|---|---|---|"]
     for name, key in (("router p", "router"), ("verbal confidence", "confidence")):
         entry = quality[key]
@@ -61,7 +64,8 @@ def _quality(quality: dict[str, Any], pictures: dict[str, str]) -> list[str]:
                  for m in ("auroc", "ece", "brier")]
         lines.append(f"| {name} (n {entry['n']}) | " + " | ".join(cells) + " |")
     lines.append("| random gate | 0.500 | | |")
-    lines.append("| oracle gate | 1.000 | | |")
+    lines.append("| oracle gate | " + ("1.000" if quality["oracle"]["auroc"] is not None
+                                       else "needs both right and wrong labelled answers") + " | | |")
     lines += ["", "Intervals are 95% percentile bootstrap intervals (1,000 resamples, seed 0)."]
     for role, title in (("reliability", "Reliability diagram"), ("deferral", "Deferral curve")):
         if role in pictures:

@@ -77,10 +77,10 @@ def score_quality(y: np.ndarray, p: np.ndarray, *, samples: int) -> dict[str, An
         result.update(auroc=metrics.auroc(y, p),
                       auroc_interval=metrics.bootstrap_interval(metrics.auroc, y, p, samples=samples),
                       auroc_note=None)
-    for name, metric in (("ece", metrics.ece), ("brier", metrics.brier)):
+    for name, title, metric in (("ece", "ECE", metrics.ece), ("brier", "the Brier score", metrics.brier)):
         if y.size < MIN_LABELS:
             result.update({name: None, f"{name}_interval": None, f"{name}_note": (
-                f"too few labels: {name.upper()} needs at least {MIN_LABELS} labelled answers, "
+                f"too few labels: {title} needs at least {MIN_LABELS} labelled answers, "
                 f"the log has {y.size}")})
         else:
             result.update({name: metric(y, p), f"{name}_note": None,

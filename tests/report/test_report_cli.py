@@ -125,3 +125,16 @@ def test_shadow_debates_by_decile_fixed_and_broke(tmp_path):
     # changed and labelled: i = 0, 4, 8, 12, 16; wrong (fixed by a right debate) at 0, 8, 16,
     # right (broken by the change) at 4 and 12
     assert (shadow["fixed"], shadow["broke"]) == (3, 2)
+
+
+def test_an_empty_log_is_a_card_of_plain_words(tmp_path, capsys):
+    path = tmp_path / "log.db"
+    DecisionLog(path).close()
+    assert main(["report", "--log", str(path), "--json"]) == 0
+    card = json.loads(capsys.readouterr().out)
+    assert (card["rows"], card["labelled"], card["auroc"]) == (0, 0, None)
+    assert card["volume"]["escalation_rate"] is None and card["windows"] == []
+    assert "the log has 0 correct and 0 wrong" in card["auroc_note"]
+    assert main(["report", "--log", str(path)]) == 0
+    markdown = capsys.readouterr().out
+    assert "0 decisions; 0 labelled." in markdown and "nan" not in markdown.lower()
