@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -77,11 +78,18 @@ class DecisionLog:
         self.batch_size = batch_size
         self.stats = LogStats()
         self._options = {"busy_timeout_s": busy_timeout_s, "synchronous": synchronous}
-        self._lock = threading.Lock()
         self._reasons_logged: set[str] = set()
-        self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._closed = False
+        self._start(queue_size)
         self._store: LogStore | None = self._open()
+
+    def _start(self, queue_size: int) -> None:
+        """A fresh lock, queue and writer thread for this process. A forked child (gunicorn's
+        workers) inherits neither a running thread nor a usable SQLite connection, so its first
+        `record` starts its own and reopens the file."""
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._thread = threading.Thread(target=self._run, name="imad-decision-log", daemon=True)
         self._thread.start()
 
@@ -92,6 +100,9 @@ class DecisionLog:
         if self._closed:
             self._drop("closed", 1, "the log is closed")
             return False
+        if self._pid != os.getpid():
+            self._store = None  # the parent's connection: never used across a fork
+            self._start(self._queue.maxsize)
         if not isinstance(row, Mapping):
             self._drop("bad_row", 1, f"a row is a {type(row).__name__}, not a mapping")
             return False

@@ -95,3 +95,26 @@ def test_a_writer_killed_mid_stream_leaves_every_committed_row(tmp_path):
     with DecisionLog(path) as log:  # the writer after the crash appends as usual
         log.record({"id": "after-the-crash", "p": 0.1})
     assert log.stats.written == 1
+
+
+def test_a_forked_child_writes_through_its_own_thread_and_connection(tmp_path):
+    path = tmp_path / "log.db"
+    log = DecisionLog(path)
+    log.record({"id": "parent-0"})
+    log.flush()
+    child = os.fork()
+    if child == 0:  # the child: record, close, and leave without running the parent's cleanup
+        status = 1
+        try:
+            log.record({"id": "child-0"})
+            log.close()
+            status = 0 if log.stats.written == 2 else 2  # the parent's row counted before the fork
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(child, 0)
+    log.record({"id": "parent-1"})
+    log.close()
+    assert os.waitstatus_to_exitcode(status) == 0
+    store = open_for_reading(path)
+    assert sorted(row["id"] for row in store.rows()) == ["child-0", "parent-0", "parent-1"]
+    store.close()
