@@ -28,14 +28,17 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from imad.decision_log.columns import LOG_COLUMNS, LogColumn
+from imad.decision_log.labels import Label, set_label
 from imad.decision_log.schema import error_kind
 from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, SYNCHRONOUS_MODES, LogStore, open_store
-from imad.errors import ConfigError
+from imad.errors import ConfigError, DecisionLogError, ImadError
 
 logger = logging.getLogger("imad.decision_log")
 
@@ -44,6 +47,12 @@ HASH_PREFIX = "sha256:"
 MAX_COUNT = 1_000_000_000
 """Largest max_rows, queue or batch size accepted (a billion rows is ~2 TB of log)."""
 _STOP = object()
+
+
+@dataclass(frozen=True)
+class _LabelJob:
+    label: Label
+    done: Future
 
 
 @dataclass
@@ -118,6 +127,25 @@ class DecisionLog:
             self.stats.recorded += 1
         return True
 
+    def label(self, label: Label, *, timeout_s: float = 30.0) -> int:
+        """Store an outcome label; its change count (0 for a first label). It runs on the writer
+        thread after every row this process recorded before it, so a label posted right after
+        its response finds the row. `UnknownDecisionError` for an id the log does not hold
+        (another worker may still have it queued: a client retries), `DecisionLogError` when the
+        file refuses the write or the writer does not answer within `timeout_s`."""
+        if self._closed:
+            raise DecisionLogError(f"decision log {self.path} is closed")
+        if self._pid != os.getpid():
+            self._store = None
+            self._start(self._queue.maxsize)
+        job = _LabelJob(label, Future())
+        try:
+            self._queue.put(job, timeout=timeout_s)
+            return job.done.result(timeout=timeout_s)
+        except (queue.Full, FutureTimeout):
+            raise DecisionLogError(f"decision log {self.path}: the writer did not take the label "
+                                   f"within {timeout_s:g} s (the disk is slow or locked)") from None
+
     def flush(self) -> None:
         """Wait until every row queued so far is written (or dropped and counted)."""
         self._queue.join()
@@ -158,15 +186,41 @@ class DecisionLog:
                 except queue.Empty:
                     break
             stop = any(item is _STOP for item in batch)
-            rows = [item for item in batch if item is not _STOP]
             try:
-                if rows:
-                    self._write(rows)
+                self._process([item for item in batch if item is not _STOP])
             finally:
                 for _ in batch:
                     self._queue.task_done()
             if stop:
                 return
+
+    def _process(self, items: list[Any]) -> None:
+        """Write the rows in queue order; a label job runs after the rows queued before it."""
+        rows: list[Mapping[str, Any]] = []
+        for item in items:
+            if isinstance(item, _LabelJob):
+                if rows:
+                    self._write(rows)
+                    rows = []
+                self._run_label(item)
+            else:
+                rows.append(item)
+        if rows:
+            self._write(rows)
+
+    def _run_label(self, job: _LabelJob) -> None:
+        if self._store is None:
+            self._store = self._open()
+        if self._store is None:
+            job.done.set_exception(DecisionLogError(f"decision log {self.path} cannot be opened; "
+                                                    "the label was not stored"))
+            return
+        try:
+            job.done.set_result(set_label(self._store, job.label))
+        except ImadError as error:
+            job.done.set_exception(error)
+        except Exception as error:  # never kill the writer thread
+            job.done.set_exception(DecisionLogError(f"decision log {self.path}: {error}"))
 
     def _write(self, rows: list[Mapping[str, Any]]) -> None:
         encoded = []

@@ -203,3 +203,17 @@ def test_a_read_only_file_and_folder_drop_and_count(tmp_path, caplog):
         path.chmod(0o644)
     assert log.stats.dropped == {"unwritable": 1} and len(caplog.records) == 1
     assert len(written(path)) == 1
+
+
+def test_a_label_runs_after_the_rows_queued_before_it(tmp_path):
+    from imad.decision_log.labels import Label
+    from imad.errors import UnknownDecisionError
+
+    with DecisionLog(tmp_path / "log.db") as log:
+        log.record(decision_row(7))  # still queued, most likely: the label must wait for it
+        assert log.label(Label("chatcmpl-000007", False, "judge")) == 0
+        assert log.label(Label("chatcmpl-000007", True, "gold")) == 1
+        with pytest.raises(UnknownDecisionError, match="chatcmpl-404"):
+            log.label(Label("chatcmpl-404", True))
+    stored = written(tmp_path / "log.db")[0]
+    assert (stored["correct"], stored["label_source"], stored["label_changes"]) == (True, "gold", 1)
