@@ -65,6 +65,17 @@ class LogStore:
         inserted = self.connection.total_changes - before
         return InsertResult(inserted, len(encoded_rows) - inserted)
 
+    def amend(self, encoded: dict[str, Any]) -> bool:
+        """Set encoded column values on the row with `encoded["id"]`; False when there is none."""
+        names = [name for name in encoded if name != "id"]
+        if not names:
+            return True
+        with self.transaction():
+            cursor = self.connection.execute(
+                f"UPDATE decisions SET {', '.join(f'{name} = ?' for name in names)} WHERE id = ?",
+                [*(encoded[name] for name in names), encoded["id"]])
+        return cursor.rowcount > 0
+
     def prune(self, max_rows: int) -> int:
         """Delete the oldest decisions beyond `max_rows` (and their labels); the number deleted.
 

@@ -12,14 +12,14 @@ warning line saying why (later ones are only counted, so a full disk does not fl
 A file that is not a decision log (foreign, damaged, newer schema) is refused when the log is
 opened, before serving starts: that is a wrong path, not a disk failure.
 
-Without `log_text` the question text is not stored (its SHA-256 is) and each answer is stored
-as `sha256:` of its normalised text, so the report can still tell whether a debate changed an
-answer without the log holding what users asked.
+What a row may hold (and the text it keeps without `log_text`) is `imad.decision_log.encode`'s.
+`amend` adds to a row already recorded (a shadow debate's answer, which arrives after the
+response) and `label` stores an outcome; both run on the writer thread in queue order, so they
+always find a row this process recorded before them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import queue
@@ -35,17 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from imad.decision_log.columns import LOG_COLUMNS, LogColumn
+from imad.decision_log.encode import check_options, encode_row, encode_values
 from imad.decision_log.labels import Label, set_label
 from imad.decision_log.schema import error_kind
-from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, SYNCHRONOUS_MODES, LogStore, open_store
-from imad.errors import ConfigError, DecisionLogError, ImadError
+from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, LogStore, open_store
+from imad.errors import DecisionLogError, ImadError
 
 logger = logging.getLogger("imad.decision_log")
 
-TEXT_COLUMNS = ("single_answer", "debate_answer")
-HASH_PREFIX = "sha256:"
-MAX_COUNT = 1_000_000_000
-"""Largest max_rows, queue or batch size accepted (a billion rows is ~2 TB of log)."""
 _STOP = object()
 
 
@@ -53,6 +50,11 @@ _STOP = object()
 class _LabelJob:
     label: Label
     done: Future
+
+
+@dataclass(frozen=True)
+class _Amendment:
+    values: Mapping[str, Any]
 
 
 @dataclass
@@ -63,8 +65,10 @@ class LogStats:
     written: int = 0
     duplicates: int = 0
     pruned: int = 0
+    amended: int = 0
     dropped: Counter = field(default_factory=Counter)
-    """Rows dropped, by reason: queue_full, closed, unwritable, busy, damaged, bad_row, other."""
+    """Rows (and amendments) dropped, by reason: queue_full, closed, unwritable, busy, damaged,
+    bad_row, unknown_id (an amendment for a row not in the log), other."""
 
     @property
     def dropped_total(self) -> int:
@@ -112,10 +116,10 @@ class DecisionLog:
         if self._pid != os.getpid():
             self._store = None  # the parent's connection: never used across a fork
             self._start(self._queue.maxsize)
-        if not isinstance(row, Mapping):
+        if not isinstance(row, (Mapping, _Amendment)):
             self._drop("bad_row", 1, f"a row is a {type(row).__name__}, not a mapping")
             return False
-        if "time" not in row:
+        if isinstance(row, Mapping) and "time" not in row:
             row = {**row, "time": time.time()}
         try:
             self._queue.put_nowait(row)
@@ -126,6 +130,14 @@ class DecisionLog:
         with self._lock:
             self.stats.recorded += 1
         return True
+
+    def amend(self, values: Mapping[str, Any]) -> bool:
+        """Queue new values for the row with `values["id"]` (a shadow debate's answer and tokens,
+        which arrive after the response); False when dropped. Never raises, like `record`."""
+        if not isinstance(values, Mapping):
+            self._drop("bad_row", 1, f"an amendment is a {type(values).__name__}, not a mapping")
+            return False
+        return self.record(_Amendment(values))  # type: ignore[arg-type]
 
     def label(self, label: Label, *, timeout_s: float = 30.0) -> int:
         """Store an outcome label; its change count (0 for a first label). It runs on the writer
@@ -198,11 +210,14 @@ class DecisionLog:
         """Write the rows in queue order; a label job runs after the rows queued before it."""
         rows: list[Mapping[str, Any]] = []
         for item in items:
-            if isinstance(item, _LabelJob):
+            if isinstance(item, (_LabelJob, _Amendment)):
                 if rows:
                     self._write(rows)
                     rows = []
-                self._run_label(item)
+                if isinstance(item, _LabelJob):
+                    self._run_label(item)
+                else:
+                    self._amend(item.values)
             else:
                 rows.append(item)
         if rows:
@@ -222,11 +237,34 @@ class DecisionLog:
         except Exception as error:  # never kill the writer thread
             job.done.set_exception(DecisionLogError(f"decision log {self.path}: {error}"))
 
+    def _amend(self, values: Mapping[str, Any]) -> None:
+        try:
+            encoded = encode_values(values, self.columns, log_text=self.log_text)
+        except (ValueError, TypeError) as error:
+            self._drop("bad_row", 1, f"an amendment does not fit the log's columns ({error})")
+            return
+        if self._store is None:
+            self._store = self._open()
+            if self._store is None:
+                self._drop("unwritable", 1, None)
+                return
+        try:
+            found = self._store.amend(encoded)
+        except sqlite3.Error as error:
+            self._drop(error_kind(error), 1, f"cannot write {self.path}: {error}")
+            return
+        if not found:
+            self._drop("unknown_id", 1, f"an amendment names id {values['id']!r}, which the log "
+                       "does not hold (pruned, or recorded by another process)")
+            return
+        with self._lock:
+            self.stats.amended += 1
+
     def _write(self, rows: list[Mapping[str, Any]]) -> None:
         encoded = []
         for row in rows:
             try:
-                encoded.append(self._encode(row))
+                encoded.append(encode_row(row, self.columns, log_text=self.log_text))
             except (ValueError, TypeError) as error:
                 self._drop("bad_row", 1, f"a row does not fit the log's columns ({error})")
         if not encoded:
@@ -248,22 +286,6 @@ class DecisionLog:
             self.stats.duplicates += result.duplicates
             self.stats.pruned += pruned
 
-    def _encode(self, row: Mapping[str, Any]) -> tuple[Any, ...]:
-        values = dict(row)
-        if "id" not in values or not isinstance(values["id"], str) or not values["id"]:
-            raise ValueError("the row has no completion id")
-        if values.get("question") is not None and values.get("question_sha256") is None:
-            values["question_sha256"] = sha256_text(values["question"])
-        if not self.log_text:
-            values.pop("question", None)
-            for name in TEXT_COLUMNS:
-                if values.get(name) is not None:
-                    values[name] = HASH_PREFIX + sha256_text(normalise_answer(values[name]))
-        unknown = set(values) - {column.name for column in self.columns}
-        if unknown:
-            raise ValueError(f"unknown column(s) {', '.join(sorted(unknown))}")
-        return tuple(column.encode(values.get(column.name)) for column in self.columns)
-
     def _drop(self, reason: str, count: int, why: str | None) -> None:
         with self._lock:
             self.stats.dropped[reason] += count
@@ -277,36 +299,3 @@ class DecisionLog:
             self._reasons_logged.add(reason)
         logger.warning("decision log: rows are dropped (%s): %s; serving goes on, later drops for "
                        "this reason are only counted", reason, why)
-
-
-OPTION_FLAGS = {"max_rows": "--decision-log-max-rows", "queue_size": "queue_size",
-                "batch_size": "batch_size", "synchronous": "synchronous",
-                "busy_timeout_s": "busy_timeout_s"}
-
-
-def check_options(*, max_rows: int | None, queue_size: int, batch_size: int, synchronous: str,
-                  busy_timeout_s: float) -> None:
-    """`ConfigError` naming the option (and its flag) that is out of range."""
-    def refuse(name: str, allowed: str, value: object) -> None:
-        raise ConfigError(OPTION_FLAGS[name], f"must be {allowed}, got {value!r}")
-
-    for name, value, low in (("max_rows", max_rows, 1), ("queue_size", queue_size, 1),
-                             ("batch_size", batch_size, 1)):
-        if value is None and name == "max_rows":
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_COUNT:
-            refuse(name, f"an integer in [{low}, {MAX_COUNT:,}]", value)
-    if synchronous not in SYNCHRONOUS_MODES:
-        refuse("synchronous", f"one of {', '.join(SYNCHRONOUS_MODES)}", synchronous)
-    if isinstance(busy_timeout_s, bool) or not isinstance(busy_timeout_s, (int, float)) \
-            or not 0.0 <= busy_timeout_s <= 3600.0:
-        refuse("busy_timeout_s", "a number of seconds in [0, 3600]", busy_timeout_s)
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def normalise_answer(text: str) -> str:
-    """Answers compare equal when they differ only in case and surrounding space."""
-    return " ".join(str(text).split()).casefold()

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from imad.decision_log.writer import HASH_PREFIX, normalise_answer
+from imad.decision_log.encode import HASH_PREFIX, normalise_answer
 
 DECILES = 10
 

@@ -217,3 +217,19 @@ def test_a_label_runs_after_the_rows_queued_before_it(tmp_path):
             log.label(Label("chatcmpl-404", True))
     stored = written(tmp_path / "log.db")[0]
     assert (stored["correct"], stored["label_source"], stored["label_changes"]) == (True, "gold", 1)
+
+
+def test_an_amendment_adds_the_shadow_debate_to_its_row(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, "imad.decision_log"), DecisionLog(tmp_path / "log.db") as log:
+        log.record({**decision_row(4), "debate_answer": None, "shadow_debate": True})
+        assert log.amend({"id": "chatcmpl-000004", "debate_answer": "C ",
+                          "tokens": {"critique": 500, "debate": 4200}})
+        assert log.amend({"id": "chatcmpl-000404", "debate_answer": "C"})
+        assert log.amend({"id": "chatcmpl-000004", "nope": 1})
+        assert log.amend(None) is False
+    stored = written(tmp_path / "log.db")[0]
+    assert stored["debate_answer"] == "sha256:" + hashlib.sha256(b"c").hexdigest()
+    assert stored["tokens"] == {"critique": 500, "debate": 4200}
+    assert stored["single_answer"] == "sha256:" + hashlib.sha256(b"a").hexdigest()
+    assert log.stats.amended == 1
+    assert log.stats.dropped == {"unknown_id": 1, "bad_row": 2}
