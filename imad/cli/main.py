@@ -39,13 +39,30 @@ def _available_commands() -> dict[str, tuple[str, str]]:
             if importlib.util.find_spec(entry[0]) is not None}
 
 
+class CommandParser(argparse.ArgumentParser):
+    """argparse's parser, but a switch given a value (`--metrics-public=yes`) is refused with a
+    message that says the switch takes none (argparse's own reads "ignored explicit argument")."""
+
+    def parse_known_args(self, args: Sequence[str] | None = None,
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        for arg in sys.argv[1:] if args is None else args:
+            if arg == "--":
+                break
+            option, equals, _ = arg.partition("=")
+            action = self._option_string_actions.get(option) if equals else None
+            if action is not None and action.nargs == 0:
+                self.error(f"{option} is a switch and takes no value: write {option} alone "
+                           f"(or leave it out), not {arg}")
+        return super().parse_known_args(args, namespace)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="imad", description="Keep a confident LLM answer; escalate the rest to a debate.",
         epilog=EXIT_STATUS_HELP)
     parser.add_argument("--version", action="version", version=f"imad {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     for name, (module_name, summary) in _available_commands().items():
         module = importlib.import_module(module_name)
         sub = subparsers.add_parser(name, help=summary, description=summary, epilog=EXIT_STATUS_HELP)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
-import os
 from typing import Any
 
 from imad.cli.common import DEFAULT_LLM, add_routing_arguments, flag_error
 from imad.constraints import Integer, ascii_int, check_value, parse_text, table_of
 from imad.errors import ConfigError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
+from imad.serve.auth import api_key_from_env
 from imad.serve.model_names import SERVE_BACKENDS
 from imad.serve.settings import AUTO_SCORING_PROCESSES_CAP, QUEUE_PER_SLOT, ServeSettings
 
@@ -78,17 +78,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="include question text in the JSON logs (default: sizes only)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="(default: %(default)s)")
-
-
-def api_key_from_env(variable: str | None) -> str | None:
-    """The key named by --api-key-env; a named but unset variable is an error, not 'no auth'."""
-    if variable is None:
-        return None
-    key = os.environ.get(variable, "")
-    if not key.strip():
-        raise ConfigError("--api-key-env", f"the environment variable {variable} is unset or empty; "
-                                           "export the key first or drop --api-key-env")
-    return key
 
 
 def settings_from_args(args: argparse.Namespace) -> ServeSettings:

@@ -1,14 +1,17 @@
-"""Bearer-token auth of the routing server, compared in constant time.
+"""Bearer-token auth of the routing server: the key from its environment variable, compared in
+constant time.
 
-Only the /v1 endpoints need the key; /health stays open so load balancers can probe it.
+Which routes need the key is decided in `imad.serve.routes.guard` (all but a public list).
 `hmac.compare_digest` keeps the comparison's time independent of where a guess first differs.
+The key is read here, not in the CLI, because each `--workers` process reads it again.
 """
 
 from __future__ import annotations
 
 import hmac
+import os
 
-from imad.errors import ServeError
+from imad.errors import ConfigError, ServeError
 
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="imad"'}
 
@@ -27,3 +30,14 @@ def check_bearer(authorization: str | None, api_key: str | None) -> None:
     if not hmac.compare_digest(token.strip().encode("utf-8"), api_key.encode("utf-8")):
         raise ServeError(401, "incorrect API key", type="authentication_error",
                          code="invalid_api_key", headers=_CHALLENGE)
+
+
+def api_key_from_env(variable: str | None) -> str | None:
+    """The key named by --api-key-env; a named but unset variable is an error, not 'no auth'."""
+    if variable is None:
+        return None
+    key = os.environ.get(variable, "")
+    if not key.strip():
+        raise ConfigError("--api-key-env", f"the environment variable {variable} is unset or empty; "
+                                           "export the key first or drop --api-key-env")
+    return key

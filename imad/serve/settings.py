@@ -35,7 +35,8 @@ router and a spaCy pipeline (~0.5 GB resident)."""
 class ServeSettings:
     """How `imad serve` answers requests. Every number must be finite (NaN and inf are refused).
 
-    api_key: when set, every /v1 request needs `Authorization: Bearer <api_key>`.
+    api_key: when set, every route needs `Authorization: Bearer <api_key>` but /health (and
+        /metrics with metrics_public): `imad.serve.routes.guard`.
     max_request_bytes: largest request body read; larger bodies get 413 before parsing.
     max_question_chars: longest question (+ `imad.context`) accepted; longer ones get 413.
     max_concurrency: pipelines running at once (per process). The upstream client's own limit

@@ -21,8 +21,8 @@ from imad.serve.settings import ServeSettings
 
 def app_from_environment() -> Any:
     """The routing app described by `IMAD_SERVE_WORKER_CONFIG` (set by `serve_workers`)."""
-    from imad.cli.serve import api_key_from_env
     from imad.serve.app import create_app
+    from imad.serve.auth import api_key_from_env
     from imad.serve.factory import PipelineFactory
     from imad.serve.logs import configure_logging
 

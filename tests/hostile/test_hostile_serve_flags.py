@@ -65,6 +65,17 @@ def test_malformed_flag_values_are_usage_errors_naming_the_flag(router_dir, caps
     assert code == 2 and flags[0].split("=")[0] in err and "Traceback" not in err
 
 
+
+@pytest.mark.parametrize("flag", ["--metrics-public=yes", "--metrics-public=", "--log-prompts=1",
+                                  "--no-scoring-process=0", "--debug=true"])
+def test_a_switch_given_a_value_says_it_takes_none(router_dir, capsys, flag):
+    name = flag.split("=")[0]
+    with pytest.raises(SystemExit) as stopped:
+        main(["serve", "--router", str(router_dir), flag])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "Traceback" not in err
+    assert f"error: {name} is a switch and takes no value: write {name} alone" in err
+
 def test_a_port_in_use_is_one_error_line_and_no_server_ready(router_dir, capsys):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

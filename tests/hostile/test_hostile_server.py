@@ -125,6 +125,11 @@ BODIES = [
     ('"n": "1"', with_raw("n", '"1"'), 400, "invalid_request", "n"),
     ('"include_usage": "true"', with_raw("stream_options", '{"include_usage": "true"}'), 400,
      "invalid_request", "stream_options.include_usage"),
+    # OpenAI answers 400 for stream_options on a request that does not stream (issue 34)
+    ("stream_options without stream", request_json(stream_options={"include_usage": True}), 400,
+     "invalid_request", "stream_options"),
+    ("stream_options with stream false", request_json(stream=False, stream_options={}), 400,
+     "invalid_request", "stream_options"),
     ("JSON escape of a lone surrogate in the question",
      '{"model": "imad", "messages": [{"role": "user", "content": "Which? \\ud800"}]}', 400,
      "invalid_question", "imad"),

@@ -94,6 +94,17 @@ def test_stream_ends_with_done_and_carries_the_header(start_server):
     assert not any('"usage"' in e for e in events)  # usage only when stream_options asks for it
 
 
+
+def test_stream_options_need_stream_true_like_openai(start_server, client_for):
+    client = client_for(start_server())
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="imad", messages=ask(4), stream_options={"include_usage": True})
+    assert (caught.value.code, caught.value.param) == ("invalid_request", "stream_options")
+    assert "only allowed when 'stream' is enabled" in caught.value.message
+    # null is no stream_options at all
+    answer = client.chat.completions.create(model="imad-svrmad-0", messages=ask(5), stream_options=None)
+    assert answer.choices[0].message.content == "5"
+
 def test_model_listing(start_server, client_for):
     client = client_for(start_server())
     assert [m.id for m in client.models.list().data] == ["imad", "imad-acemad", "imad-svrmad"]

@@ -1,0 +1,45 @@
+"""Every error the routing server sends has OpenAI's shape `{"error": {"message", "type", "param",
+"code"}}`: the app's handlers turn a `ServeError`, Starlette's 404/405 and FastAPI's validation
+errors into it, so no endpoint writes an error body by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from imad.errors import ServeError
+from imad.serve.logs import log_event
+
+
+def error_response(error: ServeError, request_id: str | None = None) -> JSONResponse:
+    """The OpenAI-shaped JSON error response for `error`, with its headers."""
+    headers = dict(error.headers)
+    if request_id:
+        headers["X-Request-Id"] = request_id
+    return JSONResponse(error.to_body(), status_code=error.status, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Answer every refusal of `app` in OpenAI's error shape (a refused ServeError is logged)."""
+
+    @app.exception_handler(ServeError)
+    async def on_serve_error(request: Request, error: ServeError) -> JSONResponse:
+        log_event("request_refused", level=logging.WARNING, path=request.url.path,
+                  status=error.status, code=error.code, error=error.message)
+        return error_response(error)
+
+    @app.exception_handler(HTTPException)
+    async def on_http_error(request: Request, error: HTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        message = f"{request.method} {request.url.path}: {error.detail}"
+        return error_response(ServeError(error.status_code, message, code=code))
+
+    @app.exception_handler(RequestValidationError)
+    async def on_validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
+        return error_response(ServeError(400, f"invalid request: {error.errors()[0]['msg']}",
+                                         code="invalid_request"))

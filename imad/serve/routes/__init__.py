@@ -1,0 +1,23 @@
+"""The routing server's endpoints, one FastAPI `APIRouter` per family, each in its own module:
+
+- `chat`: `POST /v1/chat/completions`.
+- `models`: `GET /v1/models`, `GET /v1/models/{id}`.
+- `admin`: `GET /v1/imad/stats` (the router and its trigger budgets).
+- `metrics`: `GET /metrics` (Prometheus).
+- `health`: `GET /health` (public).
+
+`create_app` includes every router of `ROUTERS` behind the API key (`guard.require_bearer`)
+unless all its paths are public (`guard.public_paths`). To add an endpoint: write it on the
+router of its family (or a new module with `router = APIRouter()`, listed here); take the app's
+parts with a parameter typed `Server` (`routes.state`); raise `ServeError` for a refusal. It is
+guarded without further code; making it public means adding its path to `guard.ALWAYS_PUBLIC`.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from imad.serve.routes import admin, chat, health, metrics, models
+
+ROUTERS: tuple[APIRouter, ...] = (health.router, metrics.router, admin.router, models.router,
+                                  chat.router)

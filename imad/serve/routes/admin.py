@@ -1,0 +1,28 @@
+"""`/v1/imad/*`: what an operator asks of the router itself.
+
+`GET /v1/imad/stats`: the router, its OOD policy, and with `--target-trigger-rate` each model
+name's trigger budget — τ now, whether the budget set it, the realized trigger rate over its
+window (`imad.serve.budgets`). Not in /health, which is open to anyone who can reach the port.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from imad.serve.routes.state import Server
+
+router = APIRouter()
+
+
+@router.get("/v1/imad/stats")
+async def routing_stats(server: Server) -> dict[str, Any]:
+    settings, factory, budgets = server.settings, server.factory, server.runner.budgets
+    policy = factory.default_policy()
+    return {"router": factory.router.name, "tau": factory.router.tau,
+            "ood_statistics": factory.router.ood_detector is not None,
+            "ood_policy": policy.ood_policy,
+            "target_trigger_rate": settings.target_trigger_rate,
+            "budget_window": None if budgets is None else settings.budget_window,
+            "budgets": {} if budgets is None else budgets.stats()}

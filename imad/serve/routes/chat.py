@@ -1,0 +1,155 @@
+"""`POST /v1/chat/completions`: the pipeline on the last user message.
+
+The answer comes back as a standard chat completion (or SSE chunks with `stream: true`) whose
+`usage` counts every LLM call made, with the routing decision in the extra field `imad` and the
+header `X-Imad-Decision` (compact ASCII JSON). The model name picks back-end and τ
+(`model_names`). Every request — refused by the key check, refused by the handler, answered or
+abandoned — is one `chat_completion` log line (or `client_disconnected`) and one count in
+`/metrics`: `CountedRoute` accounts for refusals that happen before the handler runs.
+
+`stream_options` without `stream: true` is a 400, as OpenAI's API answers it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.routing import APIRoute
+from starlette.requests import ClientDisconnect
+
+from imad import __version__, tracing
+from imad.errors import ServeError
+from imad.serve.error_responses import error_response
+from imad.serve.limits import read_body
+from imad.serve.logs import log_event
+from imad.serve.metrics import ServerMetrics
+from imad.serve.model_names import parse_model_name
+from imad.serve.models import (
+    ChatCompletionRequest,
+    completion_from_answer,
+    decision_header,
+    parse_chat_request,
+)
+from imad.serve.questions import question_from_request
+from imad.serve.routes.state import Server
+from imad.serve.runner import ClientDisconnected
+from imad.serve.streaming import sse_events
+
+FINGERPRINT = f"imad-{__version__}"
+CLIENT_CLOSED_REQUEST = 499
+"""The status logged for a client that went away (nginx's convention); nobody receives it."""
+
+
+def new_completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
+def refuse(error: ServeError, metrics: ServerMetrics, model_name: str | None, latency_ms: float,
+           fields: dict[str, Any]) -> JSONResponse:
+    """Log and count a refused request, and answer it in OpenAI's error shape."""
+    log_event("chat_completion", level=logging.WARNING if error.status < 500 else logging.ERROR,
+              status=error.status, code=error.code, error=error.message, latency_ms=latency_ms, **fields)
+    metrics.count_request(model_name, error.status)
+    return error_response(error, fields["request_id"])
+
+
+class CountedRoute(APIRoute):
+    """A route whose refusals before its handler (a router dependency such as the key check)
+    are logged and counted like the handler's own."""
+
+    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+        handle = super().get_route_handler()
+
+        async def handle_counted(request: Request) -> Response:
+            clock = time.perf_counter()
+            try:
+                return await handle(request)
+            except ServeError as error:
+                latency_ms = round((time.perf_counter() - clock) * 1000, 1)
+                return refuse(error, request.app.state.server.metrics, None, latency_ms,
+                              {"request_id": new_completion_id()})
+
+        return handle_counted
+
+
+def check_stream_options(chat: ChatCompletionRequest) -> None:
+    """OpenAI refuses `stream_options` on a request that does not stream; so does imad."""
+    if chat.stream_options is not None and not chat.stream:
+        raise ServeError(400, "The 'stream_options' parameter is only allowed when 'stream' is "
+                              "enabled: add \"stream\": true or drop stream_options",
+                         code="invalid_request", param="stream_options")
+
+
+async def wait_for_disconnect(request: Request) -> None:
+    """Return once the client of `request` has disconnected (its body must be read already)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+router = APIRouter(route_class=CountedRoute)
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request, server: Server) -> Response:
+    settings, runner, metrics = server.settings, server.runner, server.metrics
+    clock = time.perf_counter()
+    completion_id = new_completion_id()
+    fields: dict[str, Any] = {"request_id": completion_id}
+    model_name: str | None = None  # the metrics' label, once the name is known to be valid
+
+    def elapsed_ms() -> float:
+        return round((time.perf_counter() - clock) * 1000, 1)
+
+    try:
+        chat = parse_chat_request(await read_body(request, settings.max_request_bytes))
+        fields.update(model=chat.model, stream=chat.stream)
+        choice = parse_model_name(chat.model, default_backend=settings.default_backend,
+                                  default_tau=settings.default_tau)
+        model_name = choice.name.strip()
+        check_stream_options(chat)
+        question = question_from_request(chat, max_chars=settings.max_question_chars,
+                                         question_id=completion_id)
+        fields["question_chars"] = len(question.text) + len(question.context)
+        if settings.log_prompts:
+            fields["question"] = question.text
+        answer = await tracing.traced_request(
+            runner.answer(question, choice, request_id=completion_id,
+                          disconnected=lambda: wait_for_disconnect(request)),
+            model=model_name, request_id=completion_id)
+    except (ClientDisconnect, ClientDisconnected) as error:
+        stage = "sending its request" if isinstance(error, ClientDisconnect) else "waiting for its answer"
+        log_event("client_disconnected", level=logging.WARNING, status=CLIENT_CLOSED_REQUEST,
+                  stage=stage, latency_ms=elapsed_ms(), **fields)
+        metrics.count_request(model_name, CLIENT_CLOSED_REQUEST)
+        return Response(status_code=CLIENT_CLOSED_REQUEST)
+    except ServeError as error:
+        return refuse(error, metrics, model_name, elapsed_ms(), fields)
+    except Exception:
+        log_event("chat_completion", level=logging.ERROR, exc_info=True, status=500,
+                  latency_ms=elapsed_ms(), **fields)
+        metrics.count_request(model_name, 500)
+        return error_response(ServeError(500, f"internal error; the server log has the details "
+                                              f"under request id {completion_id}",
+                                         type="server_error", code="internal_error"), completion_id)
+    completion = completion_from_answer(answer, choice, completion_id=completion_id,
+                                        created=int(time.time()), fingerprint=FINGERPRINT)
+    info = completion.imad
+    log_event("chat_completion", status=200, backend=info.backend, tau=info.tau,
+              tau_source=info.tau_source, ood=info.ood, p=info.p,
+              escalated=info.escalated, source=info.source, llm_calls=info.llm_calls,
+              prompt_tokens=completion.usage.prompt_tokens,
+              completion_tokens=completion.usage.completion_tokens, latency_ms=elapsed_ms(), **fields)
+    headers = {"X-Imad-Decision": decision_header(info), "X-Request-Id": completion_id}
+    metrics.count_request(model_name, 200)
+    if chat.stream:
+        include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
+        return StreamingResponse(sse_events(completion, include_usage=include_usage),
+                                 media_type="text/event-stream",
+                                 headers={**headers, "Cache-Control": "no-cache"})
+    return JSONResponse(completion.model_dump(), headers=headers)
