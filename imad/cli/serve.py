@@ -76,6 +76,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="on SIGTERM, how long in-flight requests may finish (default: %(default)s)")
     parser.add_argument("--log-prompts", action="store_true",
                         help="include question text in the JSON logs (default: sizes only)")
+    parser.add_argument("--decision-log", default=None, metavar="PATH",
+                        help="record one row per decision in this SQLite file (shared by the "
+                             "workers; `imad report --log PATH` reads it; default: no log)")
+    parser.add_argument("--log-text", action="store_true",
+                        help="keep question and answer text in the decision log (default: their "
+                             "SHA-256 only)")
+    parser.add_argument("--decision-log-max-rows", default=None, metavar="N",
+                        help="keep only the newest N rows of the decision log (default: all)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="(default: %(default)s)")
 
@@ -101,7 +109,9 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         shutdown_timeout_s=_from_flag(args.shutdown_timeout, "shutdown_timeout_s",
                                       "--shutdown-timeout"), target_trigger_rate=args.target_trigger_rate,
         budget_window=DEFAULT_BUDGET_WINDOW if args.budget_window is None else args.budget_window,
-        ood_policy=args.ood_policy)
+        ood_policy=args.ood_policy, decision_log=args.decision_log, log_text=args.log_text,
+        decision_log_max_rows=_from_flag(args.decision_log_max_rows, "decision_log_max_rows",
+                                         "--decision-log-max-rows"))
 
 
 def scoring_processes_from_args(args: argparse.Namespace) -> int | None:
@@ -127,6 +137,11 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     require_serve_dependencies()
+    from imad.serve.app import open_decision_log
+
+    check_log = open_decision_log(settings)  # a file that is not a decision log: error, no model loaded
+    if check_log is not None:
+        check_log.close()
     from imad import tracing
 
     tracing.configure_from_environment()  # OTEL_* variables; a bad one is an error before binding

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from imad.decision_log.writer import DecisionLog
 from imad.serve.factory import PipelineFactory
 from imad.serve.metrics import ServerMetrics
 from imad.serve.runner import PipelineRunner
@@ -20,7 +21,8 @@ from imad.serve.settings import ServeSettings
 
 @dataclass(frozen=True)
 class ServerState:
-    """One app's parts; `started` (Unix seconds) dates the model cards, `limits` is /health's."""
+    """One app's parts; `started` (Unix seconds) dates the model cards, `limits` is /health's,
+    `decision_log` the worker's decision log."""
 
     settings: ServeSettings
     factory: PipelineFactory
@@ -28,6 +30,8 @@ class ServerState:
     metrics: ServerMetrics
     started: int
     limits: dict[str, Any]
+    decision_log: DecisionLog | None = None
+    """This process's handle on `--decision-log` (None without one)."""
 
 
 def server_state(request: Request) -> ServerState:
