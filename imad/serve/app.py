@@ -28,6 +28,7 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from imad import __version__
+from imad.decision_log.answer_row import router_identity
 from imad.decision_log.writer import DecisionLog
 from imad.serve.error_responses import install_error_handlers
 from imad.serve.factory import PipelineFactory
@@ -73,7 +74,7 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     app = FastAPI(title="imad routing server", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None, openapi_url=None)
     app.state.server = ServerState(settings, factory, runner, metrics, int(time.time()), limits,
-                                   decision_log)
+                                   decision_log, router_identity(factory.router))
     app.state.runner = runner
     app.state.metrics = metrics
     install_error_handlers(app)

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from imad.decision_log.answer_row import RouterIdentity
 from imad.decision_log.writer import DecisionLog
 from imad.serve.factory import PipelineFactory
 from imad.serve.metrics import ServerMetrics
@@ -32,6 +33,8 @@ class ServerState:
     limits: dict[str, Any]
     decision_log: DecisionLog | None = None
     """This process's handle on `--decision-log` (None without one)."""
+    router_identity: RouterIdentity | None = None
+    """The serving router's name, version and content hash (what each logged row names)."""
 
 
 def server_state(request: Request) -> ServerState:
