@@ -27,7 +27,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -81,7 +81,10 @@ class DecisionLog:
     def __init__(self, path: str | Path, *, columns: Sequence[LogColumn] = LOG_COLUMNS,
                  max_rows: int | None = None, log_text: bool = False, queue_size: int = 10_000,
                  batch_size: int = 512, synchronous: str = "NORMAL",
-                 busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+                 busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+                 on_count: Callable[[str, int], None] | None = None) -> None:
+        """`on_count(event, n)` hears every change of `stats` (recorded, written, duplicates,
+        pruned, amended, dropped_<reason>): the server's metrics count them."""
         check_options(max_rows=max_rows, queue_size=queue_size, batch_size=batch_size,
                       synchronous=synchronous, busy_timeout_s=busy_timeout_s)
         self.path = Path(path)
@@ -90,6 +93,7 @@ class DecisionLog:
         self.log_text = log_text
         self.batch_size = batch_size
         self.stats = LogStats()
+        self.on_count = on_count
         self._options = {"busy_timeout_s": busy_timeout_s, "synchronous": synchronous}
         self._reasons_logged: set[str] = set()
         self._closed = False
@@ -127,8 +131,7 @@ class DecisionLog:
             self._drop("queue_full", 1, f"the write queue is full ({self._queue.maxsize} rows); "
                        "the disk is slower than the traffic")
             return False
-        with self._lock:
-            self.stats.recorded += 1
+        self._bump("recorded", 1)
         return True
 
     def amend(self, values: Mapping[str, Any]) -> bool:
@@ -257,8 +260,7 @@ class DecisionLog:
             self._drop("unknown_id", 1, f"an amendment names id {values['id']!r}, which the log "
                        "does not hold (pruned, or recorded by another process)")
             return
-        with self._lock:
-            self.stats.amended += 1
+        self._bump("amended", 1)
 
     def _write(self, rows: list[Mapping[str, Any]]) -> None:
         encoded = []
@@ -281,21 +283,37 @@ class DecisionLog:
             kind = error_kind(error)
             self._drop(kind, len(encoded), f"cannot write {self.path}: {error}")
             return
-        with self._lock:
-            self.stats.written += result.inserted
-            self.stats.duplicates += result.duplicates
-            self.stats.pruned += pruned
+        self._bump("written", result.inserted)
+        self._bump("duplicates", result.duplicates)
+        self._bump("pruned", pruned)
 
     def _drop(self, reason: str, count: int, why: str | None) -> None:
         with self._lock:
             self.stats.dropped[reason] += count
+        self._emit(f"dropped_{reason}", count)
         if why is not None:
             self._note(reason, why)
+
+    def _bump(self, name: str, count: int) -> None:
+        if not count:
+            return
+        with self._lock:
+            setattr(self.stats, name, getattr(self.stats, name) + count)
+        self._emit(name, count)
+
+    def _emit(self, event: str, count: int) -> None:
+        if self.on_count is None:
+            return
+        try:
+            self.on_count(event, count)
+        except Exception as error:  # a broken listener must not stop the writer thread
+            self._note("listener", f"on_count failed ({type(error).__name__}: {error})")
 
     def _note(self, reason: str, why: str) -> None:
         with self._lock:
             if reason in self._reasons_logged:
                 return
             self._reasons_logged.add(reason)
-        logger.warning("decision log: rows are dropped (%s): %s; serving goes on, later drops for "
-                       "this reason are only counted", reason, why)
+        logger.warning("decision log: %s: %s; serving goes on, later ones for this reason are only "
+                       "counted", "rows are dropped" if reason != "listener" else "a counter failed",
+                       why)

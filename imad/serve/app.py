@@ -44,8 +44,8 @@ from imad.serve.upstream import upstream_concurrency
 
 def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     """The routing server's app. Prepares the factory now, so bad config fails before serving."""
-    decision_log = open_decision_log(settings)  # first: a file that is not a log ends here
     metrics = ServerMetrics()
+    decision_log = open_decision_log(settings, metrics)  # a file that is not a log ends here
     runner = PipelineRunner(factory, settings, metrics)  # its scoring processes warm up meanwhile
     try:
         factory.prepare(settings.ood_policy)
@@ -87,11 +87,13 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     return app
 
 
-def open_decision_log(settings: ServeSettings) -> DecisionLog | None:
+def open_decision_log(settings: ServeSettings, metrics: ServerMetrics | None = None
+                      ) -> DecisionLog | None:
     """This process's handle on `--decision-log`: a file that is not a decision log (foreign,
     damaged, newer) is an error before serving; a disk that refuses writes is not (rows are
     dropped and counted, serving goes on)."""
     if settings.decision_log is None:
         return None
     return DecisionLog(settings.decision_log, log_text=settings.log_text,
-                       max_rows=settings.decision_log_max_rows)
+                       max_rows=settings.decision_log_max_rows,
+                       on_count=None if metrics is None else metrics.count_decision_log)

@@ -11,6 +11,7 @@ import httpx
 from imad.decision_log import open_for_reading
 from imad.report import report_card
 from imad.serve import ServeSettings
+from imad.serve.metrics import sample_values
 from tests.serve.conftest import API_KEY
 from tests.support.serving import tagged_question
 
@@ -86,3 +87,8 @@ def test_an_unwritable_log_never_fails_a_request(start_server, tmp_path, caplog)
     log = server.server.config.app.state.server.decision_log
     log.flush()
     assert log.stats.dropped == {"unwritable": 3} and stats["decision_log"]["written"] == 0
+    text = httpx.get(root_of(server) + "/metrics", headers=HEADERS, timeout=60).text
+    samples = sample_values(text, "imad_decision_log_rows_total")
+    counted = {labels["event"]: value for labels, value in samples}
+    assert counted == {"recorded": 3.0, "dropped_unwritable": 3.0}
+    assert len([r for r in caplog.records if "decision log" in r.getMessage()]) == 1
