@@ -48,6 +48,8 @@ def _quality(quality: dict[str, Any], pictures: dict[str, str]) -> list[str]:
              f"({quality['correct']} correct, {quality['wrong']} wrong); "
              f"{quality['debate_served_labelled']} labelled rows served a debate's answer and "
              "label the debate, not the router.", ""]
+    if quality["coverage_note"]:
+        lines += [quality["coverage_note"][0].upper() + quality["coverage_note"][1:] + ".", ""]
     kept = quality["kept_accuracy"]
     if kept["value"] is None:
         lines.append(f"Kept-answer accuracy: {kept['note']}.")

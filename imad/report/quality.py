@@ -39,6 +39,11 @@ def labelled_quality(rows: list[dict[str, Any]], *, samples: int = metrics.BOOTS
         "debate_served_labelled": sum(1 for row in rows if row["correct"] is not None
                                       and row.get("served") == "debate"),
     }
+    section["coverage_note"] = (
+        None if not section["debate_served_labelled"] else
+        "outside shadow mode the escalated answers served the debate's, so the router's numbers "
+        "cover only the answers it kept (p ≥ τ), a truncated range; run with --shadow to measure "
+        "it on every answer")
     section["kept_accuracy"] = _with_interval(
         "kept answers", lambda labels, _: metrics.accuracy(labels), y[kept], p[kept], samples)
     router = score_quality(y, p, samples=samples)
