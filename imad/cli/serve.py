@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from imad.cli.common import DEFAULT_LLM, add_routing_arguments, flag_error
+from imad.cli.decision_log_flags import add_decision_log_arguments
 from imad.constraints import Integer, ascii_int, check_value, parse_text, table_of
 from imad.errors import ConfigError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
@@ -76,14 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="on SIGTERM, how long in-flight requests may finish (default: %(default)s)")
     parser.add_argument("--log-prompts", action="store_true",
                         help="include question text in the JSON logs (default: sizes only)")
-    parser.add_argument("--decision-log", default=None, metavar="PATH",
-                        help="record one row per decision in this SQLite file (shared by the "
-                             "workers; `imad report --log PATH` reads it; default: no log)")
-    parser.add_argument("--log-text", action="store_true",
-                        help="keep question and answer text in the decision log (default: their "
-                             "SHA-256 only)")
-    parser.add_argument("--decision-log-max-rows", default=None, metavar="N",
-                        help="keep only the newest N rows of the decision log (default: all)")
+    add_decision_log_arguments(parser, serving=True)
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="(default: %(default)s)")
 
