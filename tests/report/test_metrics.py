@@ -80,3 +80,18 @@ def test_psi_by_hand():
     shares[0] = shares[9] = 0.5
     expected = np.sum((shares - 0.1) * np.log(shares / 0.1))
     assert psi(reference, current) == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_bootstrap_metrics_equal_those_of_the_resampled_rows():
+    rng = np.random.default_rng(9)
+    y = rng.random(300) < 0.4
+    scores = np.round(rng.random(300), 2)  # ties
+    weighted = metrics._WeightedRows(y, scores)
+    for _ in range(20):
+        pick = rng.integers(0, 300, size=300)
+        weights = np.bincount(pick, minlength=300)
+        assert weighted.auroc(weights) == pytest.approx(
+            sklearn_metrics.roc_auc_score(y[pick], scores[pick]), abs=1e-12)
+        assert weighted.ece(weights) == pytest.approx(metrics.ece(y[pick], scores[pick]), abs=1e-12)
+        assert weighted.brier(weights) == pytest.approx(
+            sklearn_metrics.brier_score_loss(y[pick], scores[pick]), abs=1e-12)
