@@ -19,6 +19,19 @@ from typing import Any
 
 from imad.jsonio import loads_untrusted
 
+ID = "id"
+"""The column holding the completion id: unique, what labels and feedback name."""
+TIME = "time"
+"""When the decision was made, unix seconds (UTC): windows, --since and pruning read it."""
+MODEL = "model"
+"""The served model name (the report's by-model rows, --model)."""
+ESCALATED = "escalate"
+"""True when the debate's answer was served."""
+RAW = "raw_score"
+"""The network's score before the calibrator (what a recalibration fits on)."""
+SERVED = "served"
+"""Which answer was served; "debate" for the debate's (a label then is about the debate)."""
+
 CODECS = ("plain", "bool", "json")
 SQLITE_TYPES = ("TEXT", "REAL", "INTEGER")
 
@@ -102,7 +115,7 @@ LOG_COLUMNS: tuple[LogColumn, ...] = (
 )
 """The interim column list (issue 32 item 2); `id` and `time` are required in every list."""
 
-REQUIRED_COLUMNS = ("id", "time")
+REQUIRED_COLUMNS = (ID, TIME)
 
 
 def check_columns(columns: Sequence[LogColumn]) -> tuple[LogColumn, ...]:

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from imad.decision_log.columns import LogColumn
+from imad.decision_log.columns import ID, LogColumn
 from imad.decision_log.store import SYNCHRONOUS_MODES
 from imad.errors import ConfigError
 
@@ -34,7 +34,7 @@ def encode_values(row: Mapping[str, Any], columns: Sequence[LogColumn], *, log_t
     """The row's own values as SQLite stores them, by column name; ValueError for a row without
     an id or with a key that is not a column."""
     values = dict(row)
-    if "id" not in values or not isinstance(values["id"], str) or not values["id"]:
+    if not isinstance(values.get(ID), str) or not values[ID]:
         raise ValueError("the row has no completion id")
     if values.get("question") is not None and values.get("question_sha256") is None:
         values["question_sha256"] = sha256_text(values["question"])

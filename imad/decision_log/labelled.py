@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from imad.decision_log.columns import ID, RAW, SERVED, TIME
 from imad.decision_log.store import open_for_reading
 from imad.errors import DecisionLogError
 
@@ -58,20 +59,20 @@ def labelled_scores(path: str | Path, *, since: float | None = None, until: floa
         ids, raw, p, correct, times = [], [], [], [], []
         debate_served = unscored = 0
         for row in store.rows(since=since, until=until, model=model,
-                              names=("id", "time", "served", "raw_score", "p")):
+                              names=(ID, TIME, SERVED, RAW, "p")):
             if row["correct"] is None:
                 continue
-            if row.get("served") == "debate":
+            if row.get(SERVED) == "debate":
                 debate_served += 1
                 continue
-            if row.get("raw_score") is None or row.get("p") is None:
+            if row.get(RAW) is None or row.get("p") is None:
                 unscored += 1
                 continue
-            ids.append(row["id"])
-            raw.append(row["raw_score"])
+            ids.append(row[ID])
+            raw.append(row[RAW])
             p.append(row["p"])
             correct.append(1.0 if row["correct"] else 0.0)
-            times.append(row["time"])
+            times.append(row[TIME])
     finally:
         store.close()
     result = LabelledScores(

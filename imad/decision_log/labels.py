@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from imad.decision_log.columns import ID
 from imad.decision_log.schema import LABEL_SOURCES
 from imad.decision_log.store import LogStore, read_error
 from imad.errors import DatasetError, LabelFileError, UnknownDecisionError
@@ -59,7 +60,7 @@ def set_label(store: LogStore, label: Label, *, now: float | None = None) -> int
     the log holds no decision with that id (the feedback endpoint's 404); a locked, damaged or
     read-only file is a `DecisionLogError`."""
     with _typed_errors(store), store.transaction() as connection:
-        if connection.execute("SELECT 1 FROM decisions WHERE id = ?", (label.id,)).fetchone() is None:
+        if connection.execute(f"SELECT 1 FROM decisions WHERE {ID} = ?", (label.id,)).fetchone() is None:
             raise UnknownDecisionError(label.id)
         _upsert(connection, [label], time.time() if now is None else now)
         return int(connection.execute("SELECT changes FROM labels WHERE id = ?",
@@ -162,12 +163,13 @@ def _typed_errors(store: LogStore) -> Iterator[None]:
 
 
 def _known_ids(connection, ids: Sequence[str], table: str = "decisions") -> set[str]:
+    column = ID if table == "decisions" else "id"
     known: set[str] = set()
     for start in range(0, len(ids), _ID_CHUNK):
         chunk = ids[start:start + _ID_CHUNK]
         marks = ", ".join("?" for _ in chunk)
         known.update(row[0] for row in connection.execute(
-            f"SELECT id FROM {table} WHERE id IN ({marks})", chunk))
+            f"SELECT {column} FROM {table} WHERE {column} IN ({marks})", chunk))
     return known
 
 

@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from imad.decision_log.columns import LogColumn
+from imad.decision_log.columns import ID, TIME, LogColumn
 from imad.errors import DecisionLogError, DecisionLogFormatError, DecisionLogVersionError
 
 FORMAT = "imad-decision-log"
@@ -75,17 +75,17 @@ def check_header(path: Path) -> None:
 
 def table_ddl(columns: Sequence[LogColumn]) -> list[str]:
     """The statements that create an empty schema-1 log for `columns`."""
-    body = ", ".join(f"{c.name} {c.sqlite_type}{' NOT NULL UNIQUE' if c.name == 'id' else ''}"
+    body = ", ".join(f"{c.name} {c.sqlite_type}{' NOT NULL UNIQUE' if c.name == ID else ''}"
                      for c in columns)
     return [
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         f"CREATE TABLE IF NOT EXISTS decisions (seq INTEGER PRIMARY KEY AUTOINCREMENT, {body})",
-        "CREATE INDEX IF NOT EXISTS decisions_time ON decisions(time)",
+        f"CREATE INDEX IF NOT EXISTS decisions_time ON decisions({TIME})",
         "CREATE TABLE IF NOT EXISTS labels (id TEXT PRIMARY KEY, correct INTEGER NOT NULL, "
         "debate_correct INTEGER, source TEXT NOT NULL, time REAL NOT NULL, "
         "changes INTEGER NOT NULL DEFAULT 0)",
         "CREATE TRIGGER IF NOT EXISTS decisions_drop_label AFTER DELETE ON decisions "
-        "BEGIN DELETE FROM labels WHERE id = old.id; END",
+        f"BEGIN DELETE FROM labels WHERE id = old.{ID}; END",
     ]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.request import pathname2url
 
-from imad.decision_log.columns import LOG_COLUMNS, LogColumn, check_columns
+from imad.decision_log.columns import ID, LOG_COLUMNS, MODEL, TIME, LogColumn, check_columns
 from imad.decision_log.schema import (
     check_header,
     check_meta,
@@ -55,7 +55,7 @@ class LogStore:
         names = ", ".join(column.name for column in self.columns)
         marks = ", ".join("?" for _ in self.columns)
         self._insert = (f"INSERT INTO decisions ({names}) VALUES ({marks}) "
-                        "ON CONFLICT(id) DO NOTHING")
+                        f"ON CONFLICT({ID}) DO NOTHING")
 
     def insert(self, encoded_rows: Sequence[tuple[Any, ...]]) -> InsertResult:
         """Insert encoded rows in one transaction (all or none of them are written)."""
@@ -66,14 +66,14 @@ class LogStore:
         return InsertResult(inserted, len(encoded_rows) - inserted)
 
     def amend(self, encoded: dict[str, Any]) -> bool:
-        """Set encoded column values on the row with `encoded["id"]`; False when there is none."""
-        names = [name for name in encoded if name != "id"]
+        """Set encoded column values on the row with the id `encoded[ID]`; False when there is none."""
+        names = [name for name in encoded if name != ID]
         if not names:
             return True
         with self.transaction():
             cursor = self.connection.execute(
-                f"UPDATE decisions SET {', '.join(f'{name} = ?' for name in names)} WHERE id = ?",
-                [*(encoded[name] for name in names), encoded["id"]])
+                f"UPDATE decisions SET {', '.join(f'{name} = ?' for name in names)} WHERE {ID} = ?",
+                [*(encoded[name] for name in names), encoded[ID]])
         return cursor.rowcount > 0
 
     def prune(self, max_rows: int) -> int:
@@ -103,13 +103,14 @@ class LogStore:
             name for name in names if name not in {column.name for column in readable})
         selected = ", ".join(f"d.{column.name}" for column in readable)
         where, params = [], []
-        for clause, value in (("d.time >= ?", since), ("d.time < ?", until), ("d.model = ?", model)):
+        for clause, value in ((f"d.{TIME} >= ?", since), (f"d.{TIME} < ?", until),
+                              (f"d.{MODEL} = ?", model)):
             if value is not None:
                 where.append(clause)
                 params.append(value)
         sql = (f"SELECT {selected}, l.correct, l.debate_correct, l.source, l.time, l.changes "
-               "FROM decisions d LEFT JOIN labels l ON l.id = d.id"
-               + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY d.time, d.seq")
+               f"FROM decisions d LEFT JOIN labels l ON l.id = d.{ID}"
+               + (f" WHERE {' AND '.join(where)}" if where else "") + f" ORDER BY d.{TIME}, d.seq")
         width = len(readable)
         for values in self._read(sql, params):
             try:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from imad.decision_log.columns import LOG_COLUMNS, LogColumn
+from imad.decision_log.columns import ID, LOG_COLUMNS, TIME, LogColumn
 from imad.decision_log.encode import check_options, encode_row, encode_values
 from imad.decision_log.labels import Label, set_label
 from imad.decision_log.schema import error_kind
@@ -123,8 +123,8 @@ class DecisionLog:
         if not isinstance(row, (Mapping, _Amendment)):
             self._drop("bad_row", 1, f"a row is a {type(row).__name__}, not a mapping")
             return False
-        if isinstance(row, Mapping) and "time" not in row:
-            row = {**row, "time": time.time()}
+        if isinstance(row, Mapping) and TIME not in row:
+            row = {**row, TIME: time.time()}
         try:
             self._queue.put_nowait(row)
         except queue.Full:
@@ -135,7 +135,7 @@ class DecisionLog:
         return True
 
     def amend(self, values: Mapping[str, Any]) -> bool:
-        """Queue new values for the row with `values["id"]` (a shadow debate's answer and tokens,
+        """Queue new values for the row with the id `values[ID]` (a shadow debate's answer and tokens,
         which arrive after the response); False when dropped. Never raises, like `record`."""
         if not isinstance(values, Mapping):
             self._drop("bad_row", 1, f"an amendment is a {type(values).__name__}, not a mapping")
@@ -257,7 +257,7 @@ class DecisionLog:
             self._drop(error_kind(error), 1, f"cannot write {self.path}: {error}")
             return
         if not found:
-            self._drop("unknown_id", 1, f"an amendment names id {values['id']!r}, which the log "
+            self._drop("unknown_id", 1, f"an amendment names id {values[ID]!r}, which the log "
                        "does not hold (pruned, or recorded by another process)")
             return
         self._bump("amended", 1)

@@ -10,13 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from imad.decision_log.columns import ESCALATED, ID, MODEL, SERVED, TIME
 from imad.decision_log.store import open_for_reading
 from imad.errors import ConfigError, DecisionLogError
 from imad.report.card import DEFAULT_WINDOW_S, build_report
 from imad.report.markdown import render_markdown
 
 REPORT_MD = "report.md"
-REPORT_COLUMNS = ("id", "time", "model", "p", "ood", "escalate", "would_escalate", "served",
+REPORT_COLUMNS = (ID, TIME, MODEL, "p", "ood", ESCALATED, "would_escalate", SERVED,
                   "confidence", "shadow_debate", "single_answer", "debate_answer")
 """The columns the card reads (features, reasons and tokens are left undecoded)."""
 
@@ -28,7 +29,7 @@ def report_card(path: str | Path, *, since: float | None = None, model: str | No
     try:
         if model is not None:
             known = [row[0] for row in store.connection.execute(
-                "SELECT DISTINCT model FROM decisions WHERE model IS NOT NULL ORDER BY model")]
+                f"SELECT DISTINCT {MODEL} FROM decisions WHERE {MODEL} IS NOT NULL ORDER BY {MODEL}")]
             if model not in known:
                 raise ConfigError("--model", f"no decision in {path} was served as model {model!r}; "
                                   f"the log has {', '.join(map(repr, known)) or 'no model names'}")

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from imad.decision_log.columns import ESCALATED, MODEL, TIME
 from imad.report import metrics
 from imad.report.drift import MIN_DRIFT_ROWS, PSI_THRESHOLD, drift_reading, psi
 from imad.report.quality import labelled_quality, would_escalate
@@ -54,8 +55,8 @@ def volume(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Totals, escalation served and would-be, OOD share; the same for each model name."""
     result = rates(rows)
     if rows:
-        result["first"] = iso(rows[0]["time"])
-        result["last"] = iso(rows[-1]["time"])
+        result["first"] = iso(rows[0][TIME])
+        result["last"] = iso(rows[-1][TIME])
     models = sorted({model_name(row) for row in rows})
     result["by_model"] = {name: rates([row for row in rows if model_name(row) == name])
                           for name in models}
@@ -64,7 +65,7 @@ def volume(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def rates(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """`rows`, `escalation_rate` (debate served), `would_escalate_rate` and `ood_share`."""
-    served = [bool(row["escalate"]) for row in rows if row.get("escalate") is not None]
+    served = [bool(row[ESCALATED]) for row in rows if row.get(ESCALATED) is not None]
     flagged = [bool(row["ood"]) for row in rows if row.get("ood") is not None]
     return {"rows": len(rows), "escalation_rate": _share(served),
             "would_escalate_rate": _share([would_escalate(row) for row in rows]),
@@ -75,7 +76,7 @@ def window_rows(rows: Sequence[dict[str, Any]], window_s: float) -> list[tuple[f
     """Rows grouped into windows of `window_s` seconds aligned to the unix epoch (UTC)."""
     windows: dict[float, list[dict]] = {}
     for row in rows:
-        start = math.floor(row["time"] / window_s) * window_s
+        start = math.floor(row[TIME] / window_s) * window_s
         windows.setdefault(start, []).append(row)
     return sorted(windows.items())
 
@@ -110,7 +111,7 @@ def drift_by_window(windows: list[tuple[float, list[dict]]]) -> tuple[dict[str, 
 
 
 def model_name(row: dict[str, Any]) -> str:
-    return "(no model name)" if row.get("model") is None else str(row["model"])
+    return "(no model name)" if row.get(MODEL) is None else str(row[MODEL])
 
 
 def iso(unix_seconds: float) -> str:

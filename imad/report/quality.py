@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from imad.decision_log.columns import ESCALATED, SERVED
 from imad.report import metrics
 
 MIN_PER_CLASS = 10
@@ -27,7 +28,7 @@ MIN_LABELS = 10
 def labelled_quality(rows: list[dict[str, Any]], *, samples: int = metrics.BOOTSTRAP_SAMPLES
                      ) -> dict[str, Any]:
     """The `quality` section of the report (see the module docstring)."""
-    scored = [row for row in rows if row["correct"] is not None and row.get("served") != "debate"
+    scored = [row for row in rows if row["correct"] is not None and row.get(SERVED) != "debate"
               and row.get("p") is not None]
     y = np.array([row["correct"] for row in scored], dtype=bool)
     p = np.array([row["p"] for row in scored], dtype=np.float64)
@@ -37,7 +38,7 @@ def labelled_quality(rows: list[dict[str, Any]], *, samples: int = metrics.BOOTS
         "correct": int(y.sum()),
         "wrong": int(y.size - y.sum()),
         "debate_served_labelled": sum(1 for row in rows if row["correct"] is not None
-                                      and row.get("served") == "debate"),
+                                      and row.get(SERVED) == "debate"),
     }
     section["coverage_note"] = (
         None if not section["debate_served_labelled"] else
@@ -67,7 +68,7 @@ def labelled_quality(rows: list[dict[str, Any]], *, samples: int = metrics.BOOTS
 def would_escalate(row: dict[str, Any]) -> bool:
     """What the policy decided (in shadow mode not what was served); older rows: `escalate`."""
     decided = row.get("would_escalate")
-    return bool(row.get("escalate") if decided is None else decided)
+    return bool(row.get(ESCALATED) if decided is None else decided)
 
 
 def score_quality(y: np.ndarray, p: np.ndarray, *, samples: int) -> dict[str, Any]:
