@@ -15,7 +15,7 @@ try:
 except MissingDependencyError as missing:
     if sys.argv[:1] != ["-m"] or "--debug" in sys.argv:
         raise
-    from imad.cli.entry import EXIT_FAILED
+    from imad.commandline.entry import EXIT_FAILED
 
     print(f"error: {missing}", file=sys.stderr)
     raise SystemExit(EXIT_FAILED) from None

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from imad.cli.calibrate import add_arguments, report, target_from_args
-from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
+from imad.commandline.calibration import add_arguments, report, target_from_args
+from imad.commandline.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.corpus_records import read_records
 from imad.router import Router
 from imad.router.threshold import CalibrationResult, ValidationSet, calibrate_router

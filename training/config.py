@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import features
-from imad.cli.entry import EXIT_STATUS_HELP
+from imad.commandline.entry import EXIT_STATUS_HELP
 from imad.constraints import (
     MAX_SEED,
     MAX_THREADS,
@@ -285,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(argv: Sequence[str] | None = None) -> FitConfig:
     """Defaults ← `--config` file ← flags."""
     arguments = vars(build_parser().parse_args(argv))
-    arguments.pop("debug")  # read by the entry point (imad.cli.entry.debug_requested)
+    arguments.pop("debug")  # read by the entry point (imad.commandline.entry.debug_requested)
     settings: dict[str, Any] = {}
     config_path = arguments.pop("config", None)
     if config_path is not None:

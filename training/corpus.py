@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
+from imad.commandline.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.constraints import ascii_int, parse_text, table_of
 from imad.corpus_records import CorpusRecord, iter_records
 from imad.critique.call import CritiqueResult, SelfCritique
@@ -255,7 +255,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def config_from_args(argv: Sequence[str] | None) -> CorpusConfig:
     """The checked settings of a command line (`ConfigError` naming the flag: exit 2)."""
     arguments = vars(parse_args(argv))
-    arguments.pop("debug")  # read by the entry point (imad.cli.entry.debug_requested)
+    arguments.pop("debug")  # read by the entry point (imad.commandline.entry.debug_requested)
     seed = arguments.pop("order_seed")
     return CorpusConfig(datasets=tuple(arguments.pop("dataset")), **arguments,
                         order_seed=parse_text(seed, table_of(CorpusConfig)["order_seed"],
@@ -304,7 +304,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: typed errors print `error: …` and exit 2 or 3 (`imad.cli.entry`)."""
+    """Entry point: typed errors print `error: …` and exit 2 or 3 (`imad.commandline.entry`)."""
     return run_entry_point(PROG, lambda: run(argv), debug=debug_requested(argv))
 
 

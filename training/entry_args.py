@@ -1,6 +1,6 @@
-"""Flags every `python -m training.*` command shares, beside `imad.cli.entry`'s exit rule.
+"""Flags every `python -m training.*` command shares, beside `imad.commandline.entry`'s exit rule.
 
-`--debug` is read by `imad.cli.entry.debug_requested` before parsing; it is declared here so
+`--debug` is read by `imad.commandline.entry.debug_requested` before parsing; it is declared here so
 that argparse accepts it and `--help` lists it. The commands' values are checked by their
 config's constraints table (`--limit 0` or `--limit -1` is a usage error, exit 2, never a run
 that answers nothing or drops the last question).

@@ -38,21 +38,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
+from imad.commandline.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.constraints import ascii_int, parse_settings
-from imad.critique.call import SelfCritique
-from imad.critique.prompts import PROMPT_VERSION
-from imad.errors import ConfigError, DatasetError
+from imad.errors import ConfigError
 from imad.keyvalue import split_assignment
-from imad.llm.types import ChatModel
-from imad.router import DEFAULT_CHECKPOINT, Router
-from imad.router.training_record import DataSummary
-from training.baselines import BASELINES, LogisticBaseline, fit_logistic_baseline
-from training.data import load_questions
 from training.e2e.config import DEFAULT_E2E_CACHE, E2EConfig
 from training.e2e.methods import E2E_METHODS
 from training.entry_args import add_debug_flag
@@ -62,149 +52,12 @@ from training.evaluation.config import (
     DEFAULT_FEATURE_CACHE,
     DEFAULT_OUT,
     EvaluateConfig,
-    dataset_name,
 )
-from training.evaluation.plots import save_reliability_diagram
-from training.evaluation.recalibration import recalibration_study
-from training.evaluation.report import (
-    REPORT_SCHEMA,
-    SCORER_TITLES,
-    json_text,
-    macro_summary,
-    render_markdown,
-    to_jsonable,
-    write_report,
-)
-from training.evaluation.responses import check_questions, collect_responses
-from training.evaluation.scoring import DatasetScores, score_dataset
-from training.evaluation.training_rows import router_training_rows
+from training.evaluation.report import EvaluationResult
+from training.evaluation.run import evaluate
 
-
-@dataclass(frozen=True)
-class EvaluationResult:
-    """The JSON document, the Markdown report, and where everything was written."""
-
-    document: dict[str, Any]
-    markdown: str
-    json_path: Path
-    markdown_path: Path
-    plots: dict[str, Path]
-    scores: dict[str, DatasetScores]
-
-
-def evaluate(config: EvaluateConfig, *, model: ChatModel | None = None) -> EvaluationResult:
-    """Run the evaluation `config` describes; `model` replaces `config.llm` (tests, notebooks)."""
-    router_path = Path(config.router) if config.router else DEFAULT_CHECKPOINT
-    router = Router.load(router_path)
-    questions = {dataset_name(d): load_questions(d, data_dir=config.data_dir, limit=config.limit)
-                 for d in config.datasets}
-    for name, items in questions.items():
-        check_questions(name, items)  # every dataset is checked before the first LLM call
-    spec: str | None = None
-    if model is None:
-        from imad.llm.spec import chat_model_from_spec
-
-        spec, model = config.llm, chat_model_from_spec(config.llm)
-    data = router.config.record.data or DataSummary()
-    source = config.confidence_source or router.confidence_source
-    critique = SelfCritique(model, max_tokens=config.max_tokens, confidence_source=source)
-    logistic, logistic_info = _logistic_baseline(router, config)
-    training_sets = sorted(data.datasets or {})
-    out = Path(config.out)
-    datasets: dict[str, Any] = {}
-    scores: dict[str, DatasetScores] = {}
-    plots: dict[str, Path] = {}
-    for dataset, (name, items) in zip(config.datasets, questions.items(), strict=True):
-        _say(config, f"{name}: {len(items)} questions → {model.model_id}")
-        responses = collect_responses(name, items, critique, config.corpus_dir,
-                                      workers=config.workers, progress=config.progress)
-        scored = score_dataset(responses, router, logistic, feature_cache=config.feature_cache,
-                               logistic_note=logistic_info.get("note"))
-        plots[name] = save_reliability_diagram(
-            out / f"reliability-{name}.png", f"{name}: reliability ({scored.labels.size} parsed "
-            f"answers)", scored.labels, scored.probabilities, router.tau, SCORER_TITLES)
-        summary = {"source": dataset, **scored.summary, "plot": plots[name].name,
-                   "in_router_training_data": name in training_sets}
-        if config.recalibrate is not None:
-            summary["recalibration"] = recalibration_study(
-                scored.probabilities["router"], scored.labels, config.recalibrate,
-                training_prior=router.config.training_accuracy)
-        if summary["in_router_training_data"]:
-            summary["notes"].append("not zero-shot: the router's training corpus contains this "
-                                    "dataset")
-        datasets[name] = summary
-        scores[name] = scored
-    document = {
-        "schema": REPORT_SCHEMA,
-        "router": {"name": router.name, "path": str(router_path), "tau": router.tau,
-                   "tau_method": router.tau_method, "training_datasets": training_sets,
-                   "training_models": list(data.model_ids or ()),
-                   "training_prompt_versions": list(data.prompt_versions or ())},
-        "llm": {"model_id": model.model_id, "spec": spec,
-                "prompt_version": PROMPT_VERSION, "confidence_source": source,
-                "decoding": critique.decoding_params()},
-        "baselines": {"confidence_initial": {"description": BASELINES["confidence_initial"],
-                                             "fitted_on": None},
-                      "logistic_regression": logistic_info},
-        "corpus_dir": config.corpus_dir,
-        "sample": _sample_text(config.limit),
-        "config": config.to_dict(),
-        "notes": _run_notes(router, data, model.model_id, source),
-        "datasets": datasets,
-        "summary": macro_summary(datasets),
-    }
-    document = to_jsonable(document)
-    json_path, markdown_path = write_report(document, out)
-    return EvaluationResult(document, render_markdown(document), json_path, markdown_path, plots,
-                            scores)
-
-
-def _logistic_baseline(router: Router, config: EvaluateConfig
-                       ) -> tuple[LogisticBaseline | None, dict[str, Any]]:
-    """Fit on the router's training split; when that is impossible, say why in the report."""
-    info: dict[str, Any] = {"description": BASELINES["logistic_regression"]}
-    try:
-        rows = router_training_rows(router, config.train_corpus, feature_cache=config.feature_cache)
-    except DatasetError as error:
-        info.update(fitted_on=None, fitted_on_text="nothing: not available",
-                    note=f"logistic-regression baseline not available: {error}")
-        return None, info
-    baseline = fit_logistic_baseline(rows.train_features, rows.train_labels, router.scaler_mean,
-                                     router.scaler_scale)
-    provenance = rows.provenance
-    text = (f"the {provenance['train_rows']} training-split rows of the router's training corpus "
-            f"({', '.join(provenance['files'])}; split seed {provenance['split']['seed']}, "
-            f"{provenance['source']})")
-    if provenance["unchanged"] is False:
-        text += "; note: these files differ from the ones recorded in the checkpoint"
-    info.update(fitted_on=provenance, fitted_on_text=text)
-    return baseline, info
-
-
-def _run_notes(router: Router, data: DataSummary, model_id: str, source: str) -> list[str]:
-    notes = []
-    models = list(data.model_ids or ())
-    if models and model_id not in models:
-        notes.append(f"the router was trained on answers of {models}, these are {model_id}'s")
-    prompts = list(data.prompt_versions or ())
-    if prompts and PROMPT_VERSION not in prompts:
-        notes.append(f"the router was trained on prompt {prompts}, these answers use {PROMPT_VERSION}")
-    sources = list(data.confidence_sources or ())
-    if sources and source not in sources:
-        notes.append(f"the router was trained with confidence source {sources}, this run uses {source}")
-    return notes
-
-
-def _sample_text(limit: int | None) -> str:
-    if limit is None:
-        return "all"
-    return (f"at most {limit}: a seeded sample stratified by subject/task/category for the "
-            "built-in datasets, the first lines of a generic file")
-
-
-def _say(config: EvaluateConfig, message: str) -> None:
-    if config.progress:
-        print(message, file=sys.stderr)
+__all__ = ["EvaluationResult", "build_parser", "config_from_args", "evaluate", "main",
+           "parse_backend_options"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -271,14 +124,15 @@ def build_parser() -> argparse.ArgumentParser:
 _E2E_FLAGS = {"methods": "--methods", "e2e_cache": "--e2e-cache",
               "e2e_cache_mode": "--e2e-cache-mode", "tau": "--tau",
               "backend_option": "--backend-option", "deferral": "--deferral"}
-_CALIBRATION_ONLY = ("train_corpus", "workers", "feature_cache", "recalibrate")
+_CALIBRATION_ONLY = {"train_corpus": "--train-corpus", "workers": "--workers",
+                     "feature_cache": "--feature-cache", "recalibrate": "--recalibrate"}
 
 
 def config_from_args(argv: Sequence[str] | None = None
                      ) -> tuple[EvaluateConfig | E2EConfig, bool]:
     """The config of a command line, and whether --json was given."""
     arguments = vars(build_parser().parse_args(argv))
-    arguments.pop("debug")  # read by the entry point (imad.cli.entry.debug_requested)
+    arguments.pop("debug")  # read by the entry point (imad.commandline.entry.debug_requested)
     as_json, e2e = arguments.pop("json"), arguments.pop("e2e")
     e2e_only = {key: arguments.pop(key) for key in _E2E_FLAGS}
     if not e2e:
@@ -286,8 +140,11 @@ def config_from_args(argv: Sequence[str] | None = None
         if given:
             raise ConfigError(given[0], "only applies to the end-to-end benchmark; add --e2e")
         return EvaluateConfig(**arguments), as_json
-    for key in _CALIBRATION_ONLY:
-        arguments.pop(key)
+    defaults = build_parser().parse_args(["--dataset", "x"])
+    given = [flag for key, flag in _CALIBRATION_ONLY.items()
+             if arguments.pop(key) != getattr(defaults, key)]
+    if given:
+        raise ConfigError(given[0], "only applies to the calibration report; drop it or --e2e")
     return E2EConfig(
         **arguments, methods=tuple(e2e_only["methods"] or E2E_METHODS),
         cache=e2e_only["e2e_cache"] or DEFAULT_E2E_CACHE,
@@ -319,7 +176,7 @@ def parse_backend_options(items: Sequence[str]) -> dict[str, dict[str, object]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.cli.entry`)."""
+    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.commandline.entry`)."""
     return run_entry_point("python -m training.evaluate", lambda: _run(argv),
                            debug=debug_requested(argv))
 
@@ -327,27 +184,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None) -> int:
     config, as_json = config_from_args(argv)
     if isinstance(config, E2EConfig):
-        return _print_e2e(config, as_json)
-    result = evaluate(config)
-    if as_json:
-        sys.stdout.write(json_text(result.document))
+        from training.e2e.benchmark import evaluate_e2e
+
+        evaluate_e2e(config).print(as_json=as_json)
     else:
-        print(result.markdown)
-        print(f"report: {result.markdown_path}\njson: {result.json_path}")
-        for path in result.plots.values():
-            print(f"plot: {path}")
-    return 0
-
-
-def _print_e2e(config: E2EConfig, as_json: bool) -> int:
-    from training.e2e.benchmark import evaluate_e2e
-
-    result = evaluate_e2e(config)
-    if as_json:
-        sys.stdout.write(json_text(result.document))
-    else:
-        print(result.markdown)
-        print(f"report: {result.markdown_path}\njson: {result.json_path}")
+        evaluate(config).print(as_json=as_json)
     return 0
 
 

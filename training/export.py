@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import features
-from imad.cli.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
+from imad.commandline.entry import EXIT_STATUS_HELP, debug_requested, run_entry_point
 from imad.errors import CheckpointError, ConfigError
 from imad.router import Router, RouterNet
 from imad.router.checkpoint import weights_bytes
@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.cli.entry`)."""
+    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.commandline.entry`)."""
     return run_entry_point("python -m training.export", lambda: _run(argv),
                            debug=debug_requested(argv))
 

@@ -30,14 +30,14 @@ import torch
 from lightning.pytorch.callbacks import EarlyStopping
 from lightning.pytorch.loggers import CSVLogger
 
-from imad.cli.entry import debug_requested, run_entry_point
+from imad.commandline.entry import debug_requested, run_entry_point
 from imad.router import Router
 from training.baselines import baseline_probabilities
 from training.config import FitConfig, config_from_args
 from training.datamodule import CorpusDataModule, load_corpus
 from training.export import build_router, export_router
 from training.loss import class_balanced_alpha
-from training.metrics import score_report
+from training.metrics import METRICS, score_report
 from training.module import MONITOR, RouterModule
 
 
@@ -174,7 +174,7 @@ def _devices(value: str) -> int | str:
 
 def format_metrics(metrics: dict[str, Any]) -> str:
     """A plain-text table of the validation metrics."""
-    columns = ("auroc", "ece", "adaptive_ece", "brier", "trigger_rate")
+    columns = (*METRICS, "trigger_rate")
     lines = [f"{'validation':<22}" + "".join(f"{c:>14}" for c in columns)]
     for name, row in metrics["validation"].items():
         cells = "".join(
@@ -186,7 +186,7 @@ def format_metrics(metrics: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.cli.entry`)."""
+    """Entry point: typed errors print `error: …` and exit 2 (usage) or 3 (`imad.commandline.entry`)."""
     return run_entry_point("python -m training.fit", lambda: _run(argv),
                            debug=debug_requested(argv))
 

@@ -4,17 +4,48 @@ ECE uses 15 equal-width bins with the edges of scikit-learn's `calibration_curve
 (right-closed (a, b], the first bin [0, b]), so the per-bin numbers here equal sklearn's.
 Adaptive ECE uses equal-mass bins. AUROC is sklearn's; it is NaN when only one class is present.
 Training, evaluation and the benchmarks all call these functions.
+
+`METRICS` registers each score metric by name with its report title: `score_report`, the
+evaluation's tables and means, the recalibration study and `training.fit`'s summary all read it,
+so a new metric is one `@metric(...)` function here.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
 N_BINS = 15
+
+Score = Callable[[np.ndarray, np.ndarray], float]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A score of 0/1 labels against probabilities, as the reports name and title it."""
+
+    name: str
+    title: str
+    """Column title in the evaluation report ("ECE", "Brier")."""
+    compute: Score
+
+
+METRICS: dict[str, Metric] = {}
+"""Every registered metric by name, in the order reports show them."""
+
+
+def metric(name: str, title: str) -> Callable[[Score], Score]:
+    """Register `function(labels, probabilities) -> float` as the metric `name`."""
+    def register(function: Score) -> Score:
+        if name in METRICS:
+            raise TypeError(f"two metrics named {name!r}")
+        METRICS[name] = Metric(name, title, function)
+        return function
+    return register
 
 
 @dataclass(frozen=True)
@@ -69,6 +100,7 @@ def _ece_from_bins(bins: CalibrationBins) -> float:
     return float(np.sum(bins.counts / total * gaps))
 
 
+@metric("ece", "ECE")
 def expected_calibration_error(
     labels: np.ndarray, probabilities: np.ndarray, n_bins: int = N_BINS
 ) -> float:
@@ -76,6 +108,7 @@ def expected_calibration_error(
     return _ece_from_bins(calibration_bins(labels, probabilities, n_bins))
 
 
+@metric("adaptive_ece", "adaptive ECE")
 def adaptive_calibration_error(
     labels: np.ndarray, probabilities: np.ndarray, n_bins: int = N_BINS
 ) -> float:
@@ -93,12 +126,14 @@ def adaptive_calibration_error(
     return _ece_from_bins(bins)
 
 
+@metric("brier", "Brier")
 def brier_score(labels: np.ndarray, probabilities: np.ndarray) -> float:
     """Mean squared error of p against the 0/1 label."""
     y, p = _as_arrays(labels, probabilities)
     return float(np.mean((p - y) ** 2)) if p.size else math.nan
 
 
+@metric("auroc", "AUROC")
 def auroc(labels: np.ndarray, probabilities: np.ndarray) -> float:
     """Area under the ROC curve; NaN when the labels hold a single class."""
     y, p = _as_arrays(labels, probabilities)
@@ -110,16 +145,11 @@ def auroc(labels: np.ndarray, probabilities: np.ndarray) -> float:
 def score_report(
     labels: np.ndarray, probabilities: np.ndarray, tau: float | None = None
 ) -> dict[str, float]:
-    """AUROC, ECE, adaptive ECE and Brier (plus trigger rate p < τ when τ is given)."""
+    """Every registered metric (`METRICS`), n and the positive rate (plus the trigger rate
+    p < τ when τ is given)."""
     y, p = _as_arrays(labels, probabilities)
-    report = {
-        "auroc": auroc(y, p),
-        "ece": expected_calibration_error(y, p),
-        "adaptive_ece": adaptive_calibration_error(y, p),
-        "brier": brier_score(y, p),
-        "n": int(p.size),
-        "positive_rate": float(y.mean()) if p.size else math.nan,
-    }
+    report: dict[str, float] = {name: entry.compute(y, p) for name, entry in METRICS.items()}
+    report.update(n=int(p.size), positive_rate=float(y.mean()) if p.size else math.nan)
     if tau is not None:
         report["trigger_rate"] = float(np.mean(p < tau)) if p.size else math.nan
     return report

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from typing import Any
 
+from imad.commandline.entry import print_json
 from imad.constraints import ascii_int
 from imad.errors import ConfigError
 from imad.question import Question, TaskType, infer_task_type, refuse_repeated_choices
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
+
+__all__ = ["BUDGET_FLAGS", "DEFAULT_LLM", "add_question_arguments", "add_routing_arguments", "flag_error",
+           "print_json", "question_from_args"]
 
 DEFAULT_LLM = "local"
 
@@ -35,11 +36,6 @@ def question_from_args(args: argparse.Namespace) -> Question:
     refuse_repeated_choices(args.choices)
     return Question(text=args.question, task_type=task_type, choices=tuple(args.choices),
                     context=args.context, id="cli")
-
-
-def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
 
 
 BUDGET_FLAGS = {"target_rate": "--target-trigger-rate", "target_trigger_rate": "--target-trigger-rate",

@@ -1,90 +1,19 @@
-"""One rule for every command-line entry point (SPEC §13, "errors at the edge").
-
-`imad …` and every `python -m training.*` command run their work through `run_entry_point`:
-a typed error (`ImadError`) prints `error: <message>` on stderr, with no traceback, and exits
-non-zero — 2 when the user's input was unusable (a bad flag, value or question), 3 when the run
-failed (no answer, a failed call, a bad file). `--debug` or `IMAD_DEBUG=1` re-raises instead,
-so the traceback shows. An error that is not typed is a bug: it still prints one line and
-exits 3, and asks for `--debug` to see where it came from. A reader that closes the pipe early
-(`imad ask … --json | head -c 10`) ends the command quietly with 141 (128 + SIGPIPE), as a
-shell tool killed by SIGPIPE does.
-"""
+"""The entry-point rule, where the `imad` sub-commands import it from (`imad.commandline.entry`)."""
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable, Sequence
-
-from imad.errors import ConfigError, ImadError, InvalidQuestionError
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-"""The input could not be used: a bad flag or value, an invalid question (argparse uses 2 too)."""
-EXIT_FAILED = 3
-"""The run failed: no answer was produced, a call or a file failed."""
-EXIT_INTERRUPTED = 130
-EXIT_BROKEN_PIPE = 141
-"""stdout's reader went away (`| head`): nothing is wrong with the run, and nothing is printed."""
-
-EXIT_STATUS_HELP = (
-    "exit status: 0 success; 2 usage error (bad flag, value or question); 3 failed run (no "
-    "answer produced, a call or file failed); 130 interrupted. Errors print 'error: …' without "
-    "a traceback; --debug or IMAD_DEBUG=1 shows it."
+from imad.commandline.entry import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STATUS_HELP,
+    EXIT_USAGE,
+    USAGE_ERRORS,
+    debug_requested,
+    exit_status_of,
+    run_entry_point,
 )
-"""The epilog every entry point's `--help` ends with."""
 
-USAGE_ERRORS: tuple[type[ImadError], ...] = (ConfigError, InvalidQuestionError)
-
-
-def debug_requested(argv: Sequence[str] | None = None) -> bool:
-    """True when `--debug` is among the arguments or IMAD_DEBUG is set to a true value."""
-    arguments = sys.argv[1:] if argv is None else argv
-    flag = os.environ.get("IMAD_DEBUG", "").strip().lower()
-    return "--debug" in arguments or flag in {"1", "true", "yes", "on"}
-
-
-def exit_status_of(error: BaseException) -> int:
-    """The exit status an error ends a run with."""
-    if isinstance(error, KeyboardInterrupt):
-        return EXIT_INTERRUPTED
-    return EXIT_USAGE if isinstance(error, USAGE_ERRORS) else EXIT_FAILED
-
-
-def run_entry_point(prog: str, run: Callable[[], int | None], *, debug: bool = False) -> int:
-    """Run `run()` under the entry-point rule and return the process exit status.
-
-    `prog` names the command in each message ("imad ask", "python -m training.fit").
-    """
-    try:
-        status = int(run() or EXIT_OK)
-        sys.stdout.flush()  # inside the try: a closed pipe fails here, not at interpreter exit
-        return status
-    except BrokenPipeError:
-        _detach_stdout()
-        return EXIT_BROKEN_PIPE
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except ImadError as error:
-        if debug:
-            raise
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        return exit_status_of(error)
-    except Exception as error:  # a bug, not bad input: one line, the traceback behind --debug
-        if debug:
-            raise
-        print(f"{prog}: error: unexpected {type(error).__name__}: {error} (this is a bug in "
-              "imad; rerun with --debug for the traceback)", file=sys.stderr)
-        return EXIT_FAILED
-
-
-def _detach_stdout() -> None:
-    """Point stdout at /dev/null, so the interpreter's last flush does not fail on the closed pipe."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # stdout is not a real file (pytest's capture)
-        pass
-    finally:
-        os.close(devnull)
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_STATUS_HELP",
+           "EXIT_USAGE", "USAGE_ERRORS", "debug_requested", "exit_status_of", "run_entry_point"]

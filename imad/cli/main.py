@@ -2,7 +2,7 @@
 
 Each sub-command module defines `add_arguments(parser)` and `run(args) -> int`. Modules are
 imported only when their command runs (or for --help), so `imad --version` loads nothing heavy.
-Every command runs under the entry-point rule of `imad.cli.entry`: a typed error prints
+Every command runs under the entry-point rule of `imad.commandline.entry`: a typed error prints
 `imad COMMAND: error: …` without a traceback and exits 2 (usage) or 3 (failed run, including a
 run that produced no answer); `--debug` (before or after the command) or `IMAD_DEBUG=1` shows
 the traceback instead.
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from imad import __version__
-from imad.cli.entry import EXIT_STATUS_HELP, EXIT_USAGE, debug_requested, run_entry_point
+from imad.commandline.entry import EXIT_STATUS_HELP, EXIT_USAGE, debug_requested, run_entry_point
 
 DEBUG_HELP = "show the traceback of an error instead of one 'error: …' line (also IMAD_DEBUG=1)"
 

@@ -64,9 +64,9 @@ from imad.debate.prompts import (
     PeerMessage,
     answer_instruction,
     build_messages,
-    format_peer,
     format_question,
     letters,
+    peers_block,
 )
 from imad.debate.schemas import CONFIDENCE_SCHEMA, answer_schema, argument_schema, object_schema
 from imad.errors import DebateError
@@ -282,14 +282,10 @@ class AceMAD(DebateBackend[AceMADConfig]):
         cfg = self.config
         parts = [format_question(debate.question, options.candidates)]
         if previous is not None:
-            parts.append("Other agents' last answers:")
-            for j, turn in enumerate(previous):
-                if j == i:
-                    continue
-                influence = weights[j] if cfg.show_influence else None
-                peer = PeerMessage(debate.agents[j], turn.answer, turn.argument, influence)
-                parts.append(format_peer(peer, cfg.peer_chars))
-            parts.append(f"Your last answer: {previous[i].answer or '?'}.")
+            peers = [PeerMessage(debate.agents[j], turn.answer, turn.argument,
+                                 weights[j] if cfg.show_influence else None)
+                     for j, turn in enumerate(previous) if j != i]
+            parts += peers_block(peers, previous[i].answer, cfg.peer_chars)
         parts.append(answer_instruction(debate.question, options.candidates) + " " + ANSWER_REPLY)
         if options.use_logprobs:
             parts.append("Then others_answer: the answer you expect most other agents to give.")

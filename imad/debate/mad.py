@@ -21,8 +21,8 @@ from imad.debate.prompts import (
     PeerMessage,
     answer_instruction,
     build_messages,
-    format_peer,
     format_question,
+    peers_block,
 )
 from imad.debate.schemas import opening_schema
 from imad.debate.voting import majority_vote
@@ -44,10 +44,8 @@ class MADConfig(AgentConfig):
 
 def update_prompt(question: Question, me: int, agents: Sequence[str], previous: Sequence[Opening],
                   peer_chars: int) -> str:
-    parts = [format_question(question), "Other agents' last answers:"]
-    parts += [format_peer(PeerMessage(agents[j], o.answer, o.argument), peer_chars)
-              for j, o in enumerate(previous) if j != me]
-    parts.append(f"Your last answer: {previous[me].answer or '?'}.")
+    peers = [PeerMessage(agents[j], o.answer, o.argument) for j, o in enumerate(previous) if j != me]
+    parts = [format_question(question), *peers_block(peers, previous[me].answer, peer_chars)]
     parts.append("Use their arguments as advice and answer again. " + answer_instruction(question)
                  + " " + OPENING_REPLY)
     return "\n".join(parts)

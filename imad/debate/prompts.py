@@ -55,6 +55,12 @@ def parse_peers(text: str) -> list[PeerMessage]:
             for m in PEER_LINE.finditer(text)]
 
 
+def peers_block(peers: Sequence[PeerMessage], my_answer: str, max_chars: int) -> list[str]:
+    """The lines a later round shows an agent: the other agents' last answers, then its own."""
+    return ["Other agents' last answers:", *(format_peer(peer, max_chars) for peer in peers),
+            f"Your last answer: {my_answer or '?'}."]
+
+
 def answer_instruction(question: Question, candidates: Sequence[str] = ()) -> str:
     if candidates or question.task_type is TaskType.MULTIPLE_CHOICE:
         return "The answer is one option letter."

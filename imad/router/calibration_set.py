@@ -15,27 +15,23 @@ from pathlib import Path
 
 import numpy as np
 
-from imad.corpus_records import corpus_jsonl_files, read_corpus
+from imad.corpus_records import CorpusRecord, corpus_jsonl_files, read_corpus
 from imad.errors import DatasetError
 from imad.router.router import Router
 from imad.router.threshold import ValidationSet
+from imad.text import first_lone_surrogate
 
 __all__ = ["AnswerScores", "corpus_jsonl_files", "read_answer_scores", "read_validation_set"]
 
 
 def read_validation_set(router: Router, paths: Sequence[str | Path]) -> ValidationSet:
     """The router's scores on the labelled answers of `paths` (files, or folders of *.jsonl)."""
-    from imad.critique.schema import CritiqueResponse
-    from imad.router import featurize
-
     records = read_corpus(paths)
     labelled = [r for r in records if r.label is not None and r.parsed is not None]
     if not labelled:
         raise DatasetError(f"no labelled records in {', '.join(map(str, corpus_jsonl_files(paths)))} "
                            f"(all {len(records)} are parse failures or the files are empty)")
-    responses = [CritiqueResponse.from_dict(r.parsed) for r in labelled if r.parsed is not None]
-    matrix = np.asarray(featurize.extract_batch([r.text for r in labelled], responses,
-                                                router.feature_schema_version), dtype=np.float64)
+    matrix = _features(router, labelled)
     unparsed = len(records) - len(labelled)
     source = {"kind": "corpus files", "files": [str(path) for path in paths],
               "labelled": len(labelled), "unparsed": unparsed}
@@ -58,20 +54,36 @@ class AnswerScores:
 def read_answer_scores(router: Router, paths: Sequence[str | Path]) -> AnswerScores:
     """The network's raw scores of the parsed answers of `paths`, with their labels if any:
     what `imad calibrate --recalibrate` fits a calibrator on."""
-    from imad.critique.schema import CritiqueResponse
-    from imad.router import featurize
-
     files = corpus_jsonl_files(paths)
     records = read_corpus(files)
     parsed = [r for r in records if r.parsed is not None]
     if not parsed:
         raise DatasetError(f"no parsed answers in {', '.join(map(str, files))} ({len(records)} "
                            "records, all parse failures, or the files are empty)")
-    try:
-        responses = [CritiqueResponse.from_dict(r.parsed) for r in parsed if r.parsed is not None]
-    except (KeyError, TypeError, ValueError) as error:
-        raise DatasetError(f"a corpus record's `parsed` answer is not a self-critique ({error})") from None
-    matrix = np.asarray(featurize.extract_batch([r.text for r in parsed], responses,
-                                                router.feature_schema_version), dtype=np.float64)
+    matrix = _features(router, parsed)
     return AnswerScores(router.predict_raw(matrix), [r.label for r in parsed],
                         len(records) - len(parsed), [str(file) for file in files])
+
+
+def _features(router: Router, records: Sequence[CorpusRecord]) -> np.ndarray:
+    """The feature matrix of parsed records: `DatasetError` for a `parsed` answer that is not a
+    self-critique, or text that is not Unicode (a lone surrogate, which the tokenizer cannot
+    encode), naming the question."""
+    from imad.critique.schema import CritiqueResponse
+    from imad.router import featurize
+
+    for record in records:
+        texts = {"question.text": record.text, **{f"parsed.{key}": value for key, value
+                                                  in (record.parsed or {}).items()}}
+        for name, text in texts.items():
+            position = first_lone_surrogate(text) if isinstance(text, str) else None
+            if position is not None:
+                raise DatasetError(f"question {record.question_id!r}: {name} holds a lone surrogate "
+                                   f"U+{ord(text[position]):04X} at position {position}, which is "
+                                   "not Unicode text; fix or drop that record")
+    try:
+        responses = [CritiqueResponse.from_dict(r.parsed) for r in records if r.parsed is not None]
+    except (KeyError, TypeError, ValueError) as error:
+        raise DatasetError(f"a corpus record's `parsed` answer is not a self-critique ({error})") from None
+    return np.asarray(featurize.extract_batch([r.text for r in records], responses,
+                                              router.feature_schema_version), dtype=np.float64)

@@ -9,6 +9,7 @@ with no training record) are left out.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from imad.data_licences import data_licence
@@ -157,12 +158,18 @@ def _calibration(section: dict[str, Any] | None) -> str:
     """What p's calibrator was fitted on; nothing for the identity (checkpoints without one)."""
     if section is None:
         return ""
-    from imad.router.calibrators import calibrator_from_dict
+    from imad.router.calibrators import DecreasingCalibratorWarning, calibrator_from_dict
 
-    calibrator = calibrator_from_dict(section)
+    with warnings.catch_warnings():  # loading the router already warned; the card says it
+        warnings.simplefilter("ignore", DecreasingCalibratorWarning)
+        calibrator = calibrator_from_dict(section)
+    decreasing = ("\n\n**The map decreases**: a higher raw score gives a lower p, so this "
+                  "router ranks answers backwards. Refit the calibrator on more labelled answers."
+                  if calibrator.decreasing else "")
     return ("## Calibration\n\np is the network's raw score mapped by a calibrator: "
-            f"{calibrator.describe()}. τ is compared with that calibrated p. The metrics above "
-            "were measured on the raw score.")
+            f"{calibrator.describe()}; its parameters: {calibrator.describe_parameters()}. τ is "
+            "compared with that calibrated p. The metrics above were measured on the raw score."
+            + decreasing)
 
 
 def _threshold(threshold: dict[str, Any]) -> str:

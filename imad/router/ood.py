@@ -274,6 +274,9 @@ def _finite_number(data: dict[str, Any], key: str, where: str) -> float:
 def _finite_array(data: dict[str, Any], key: str, where: str, *, ndim: int) -> np.ndarray:
     if key not in data:
         raise CheckpointError(f"{where}.{key}: missing")
+    odd = _first_non_number(data[key])
+    if odd is not None:  # numpy would read "1.5" and true as numbers
+        raise CheckpointError(f"{where}.{key}: not a numeric array (holds {odd})")
     try:
         array = np.asarray(data[key], dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as error:  # OverflowError: a 400-digit int
@@ -287,6 +290,17 @@ def _finite_array(data: dict[str, Any], key: str, where: str, *, ndim: int) -> n
         raise CheckpointError(f"{where}.{key}: holds values beyond ±{MAX_STATISTIC_MAGNITUDE:g} "
                               "(the statistics of standardised features are far smaller)")
     return array
+
+
+def _first_non_number(value: Any) -> str | None:
+    """The repr of the first entry of a (nested) list that is not an int or float (a string, a
+    boolean, null, a list where a number belongs); None when every entry is a number."""
+    try:
+        entries = np.asarray(value, dtype=object).reshape(-1)
+    except ValueError:  # ragged: the float read below names it
+        return None
+    odd = [v for v in entries if isinstance(v, bool) or not isinstance(v, (int, float))]
+    return repr(odd[0])[:40] if odd else None
 
 
 def _positive_definite(matrix: np.ndarray) -> bool:

@@ -14,33 +14,25 @@ run `imad calibrate --target-trigger-rate R` on the new checkpoint to move it to
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from imad.constraints import Options, check_value
 from imad.errors import DatasetError
 from imad.router.calibration_set import read_answer_scores
-from imad.router.calibrators import Calibrator, fit_calibrator
+from imad.router.calibrators import fit_calibrator
 from imad.router.registry import resolve_checkpoint
 from imad.router.router import Router
-from imad.router.threshold import new_checkpoint_path
+from imad.router.versions import CalibrationResult, new_checkpoint_path, save_version
 from imad.routing_options import RECALIBRATION_METHODS
 
 PRIOR_SHIFT_PLAUSIBLE = (0.01, 0.99)
 """A prior-shift estimate outside this range is refused: EM ran to a bound instead of converging."""
 
 
-@dataclass(frozen=True)
-class RecalibrationResult:
-    """The new checkpoint, its calibrator, and what it did on the answers it was fitted on."""
-
-    checkpoint: Path
-    router: Router
-    calibrator: Calibrator
-    record: dict[str, Any]
+RecalibrationResult = CalibrationResult
+"""A recalibrated version is a calibration result with its `calibrator` (`imad.router.versions`)."""
 
 
 def recalibrate_router(router_path: str | Path | None, corpus: list[str], method: str, *,
@@ -90,10 +82,7 @@ def recalibrate_router(router_path: str | Path | None, corpus: list[str], method
         "parent": {"name": router.name, "path": str(source_path),
                    "calibrator": router.calibrator.kind},
     }
-    recalibrated = router.with_config(router.config.with_calibrator(calibrator)
-                                      .with_record(recalibration=record).renamed(destination.name))
-    recalibrated.save(destination)
-    reloaded = Router.load(destination)
-    if reloaded.calibrator != calibrator:
-        raise DatasetError(f"{destination} was written with another calibrator than was fitted")
-    return RecalibrationResult(destination, reloaded, calibrator, record)
+    reloaded = save_version(router, router.config.with_calibrator(calibrator).with_record(
+        recalibration=record), destination, lambda written: written.calibrator == calibrator,
+        "calibrator")
+    return CalibrationResult(destination, reloaded, record, calibrator=calibrator)

@@ -1,7 +1,9 @@
 """Typed JSON sections that keep their key order: the machinery of `imad.router.training_record`.
 
-A section is a frozen dataclass whose `FIELDS` table maps each JSON key to the attribute that
-holds it and what checks it: a constraints row (`imad.constraints`: `Integer(0, MAX_COUNT)`,
+A section is a frozen dataclass made by `@section`, each field declared once with `stored(checker)`
+(its JSON key is its name unless `json_key` says otherwise); `FIELDS`, the table that maps each
+JSON key to the attribute that holds it and what checks it, is derived from those fields. A
+checker is a constraints row (`imad.constraints`: `Integer(0, MAX_COUNT)`,
 `Real(0, 1, as_float=False)`, `(None, TEXT)`, …) for a value, or a `Structure` (`ListOf`,
 `MapOf`, `Nested`, `Free`) for a list, object or sub-section. Values are checked on creation
 (strict types: `true` is not a number; no NaN or ±inf unless a row allows NaN; integers and
@@ -20,9 +22,9 @@ import copy
 import copyreg
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from imad.constraints import Allowed, InstanceOf, Text, check_value
 from imad.errors import ConfigError
@@ -137,9 +139,28 @@ class Free(Structure):
         return thaw(value)
 
 
+def stored(checker: Field, *, json_key: str | None = None) -> Any:
+    """A section's field: JSON key `json_key` (default: the field's name), checked by `checker`,
+    None when absent."""
+    return field(default=None, metadata={"checker": checker, "json_key": json_key})
+
+
+S = TypeVar("S", bound="type[Section]")
+
+
+def section(cls: S) -> S:
+    """Make `cls` a frozen, keyword-only dataclass and derive its `FIELDS` table from the fields
+    declared with `stored` (base classes' first, in declaration order)."""
+    cls = dataclass(frozen=True, kw_only=True)(cls)
+    cls.FIELDS = MappingProxyType({f.metadata["json_key"] or f.name: (f.name, f.metadata["checker"])
+                                   for f in fields(cls) if "checker" in f.metadata})
+    return cls
+
+
 @dataclass(frozen=True, kw_only=True)
 class Section:
-    """A typed JSON object; subclasses declare `FIELDS` and one attribute per field."""
+    """A typed JSON object; subclasses are made with `@section` and declare one `stored` field
+    per JSON key."""
 
     FIELDS: ClassVar[Mapping[str, tuple[str, Field]]] = {}
     """JSON key → (attribute, its row or structure), in the order a new section writes them."""

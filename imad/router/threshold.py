@@ -18,7 +18,6 @@ config.json records τ, the method in words, and every number it was chosen from
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,7 +29,17 @@ from imad.constraints import Constraints, Real, check_fields, check_value
 from imad.errors import ConfigError, DatasetError
 from imad.router.registry import resolve_checkpoint
 from imad.router.router import Router
+from imad.router.versions import (
+    CalibrationResult,
+    new_checkpoint_path,
+    next_version_path,
+    save_version,
+)
 from imad.routing_options import TRIGGER_RATE
+
+__all__ = ["CalibrationResult", "CalibrationTarget", "ThresholdChoice", "ValidationSet",
+           "calibrate_router", "check_rate", "describe_choice", "new_checkpoint_path",
+           "next_version_path", "rate_for_token_budget", "tau_for_trigger_rate"]
 
 TAU_MARGIN = 1e-6
 """τ is kept within [TAU_MARGIN, 1 − TAU_MARGIN]: a checkpoint's τ must lie in (0, 1)."""
@@ -100,16 +109,6 @@ class ValidationSet:
     """Mean prompt + completion tokens of one self-critique call (None when not recorded)."""
 
 
-@dataclass(frozen=True)
-class CalibrationResult:
-    """The new checkpoint, the choice, and what it was chosen on."""
-
-    checkpoint: Path
-    router: Router
-    choice: ThresholdChoice
-    record: dict[str, Any]
-
-
 def tau_for_trigger_rate(p: np.ndarray, labels: np.ndarray, rate: float,
                          unparsed: int = 0) -> ThresholdChoice:
     """The τ that escalates the largest share ≤ `rate` of the questions (module docstring)."""
@@ -160,29 +159,6 @@ def rate_for_token_budget(budget: float, single_tokens: float, debate_tokens: fl
     return rate
 
 
-def next_version_path(path: Path) -> Path:
-    """`…-v1` → `…-v1.1`, `…-v1.1` → `…-v1.2` (a name without `-vN` gets `-v1.1`); the first
-    such directory that does not exist yet."""
-    match = re.fullmatch(r"(?P<stem>.*-v\d+)(?:\.(?P<minor>\d+))?", path.name)
-    stem = match.group("stem") if match else f"{path.name}-v1"
-    minor = int(match.group("minor") or 0) + 1 if match else 1
-    while path.with_name(f"{stem}.{minor}").exists():
-        minor += 1
-    return path.with_name(f"{stem}.{minor}")
-
-
-def new_checkpoint_path(source_path: Path, out: str | Path | None, overwrite: bool) -> Path:
-    """Where a new version of `source_path` goes: `out`, else the next version; never the source
-    itself, and a non-empty directory only with `overwrite`."""
-    destination = Path(out) if out is not None else next_version_path(source_path)
-    if destination.resolve() == source_path.resolve():
-        raise ConfigError("out (--out)", "the new checkpoint must not replace the one it comes from")
-    if destination.exists() and any(destination.iterdir()) and not overwrite:
-        raise ConfigError("out (--out)", f"{destination} exists and is not empty; choose another "
-                          "directory or pass --overwrite")
-    return destination
-
-
 def calibrate_router(router_path: str | Path | None, validation: Callable[[Router], ValidationSet], *,
                      target_rate: float | None = None, token_budget: float | None = None,
                      debate_tokens: float | None = None, single_tokens: float | None = None,
@@ -216,13 +192,9 @@ def calibrate_router(router_path: str | Path | None, validation: Callable[[Route
     metrics = router.config.record.metrics
     if metrics is not None:  # they stay as measured, at the threshold of that time
         sections["metrics"] = metrics.measured_at(router.tau)
-    calibrated = router.with_config(
-        router.config.with_threshold(choice.tau, method).with_record(**sections).renamed(destination.name))
-    calibrated.save(destination)
-    reloaded = Router.load(destination)
-    if reloaded.tau != choice.tau:
-        raise DatasetError(f"{destination} was written with τ {reloaded.tau}, expected {choice.tau}")
-    return CalibrationResult(destination, reloaded, choice, record)
+    reloaded = save_version(router, router.config.with_threshold(choice.tau, method).with_record(
+        **sections), destination, lambda written: written.tau == choice.tau, "τ")
+    return CalibrationResult(destination, reloaded, record, choice=choice)
 
 
 def describe_choice(choice: ThresholdChoice, budget: dict[str, Any] | None,

@@ -18,7 +18,6 @@ search's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from imad.constraints import Boolean, Integer, Real
@@ -32,6 +31,8 @@ from imad.router.record_schema import (
     Nested,
     Nullable,
     Section,
+    section,
+    stored,
     thaw,
 )
 
@@ -57,169 +58,122 @@ def _section(cls: type[Section]) -> Nested:
     return Nested(cls)
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class DatasetCounts(Section):
     """Records of one dataset (or of the whole corpus): how many, labelled, and right."""
 
-    records: int | None = None
-    labelled: int | None = None
-    parse_failures: int | None = None
-    positive_rate: float | None = None
+    records: int | None = stored(COUNT)
+    labelled: int | None = stored(COUNT)
+    parse_failures: int | None = stored(COUNT)
+    positive_rate: float | None = stored((None, PROBABILITY))
     """Share of the labelled answers that are right; null when none is labelled."""
 
-    FIELDS = {"records": ("records", COUNT), "labelled": ("labelled", COUNT),
-              "parse_failures": ("parse_failures", COUNT),
-              "positive_rate": ("positive_rate", (None, PROBABILITY))}
 
-
-@dataclass(frozen=True, kw_only=True)
+@section
 class CorpusFile(Section):
     """One corpus file the router was trained on, as it was then."""
 
-    path: str | None = None
-    sha256: str | None = None
-    records: int | None = None
-
-    FIELDS = {"path": ("path", TEXT), "sha256": ("sha256", TEXT), "records": ("records", COUNT)}
+    path: str | None = stored(TEXT)
+    sha256: str | None = stored(TEXT)
+    records: int | None = stored(COUNT)
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class DataSplit(Section):
     """The stratified train/validation split the scaler, network and metrics used."""
 
-    train: int | None = None
-    validation: int | None = None
-    seed: int | None = None
-    stratify: str | None = None
-    train_positive_rate: float | None = None
-    validation_positive_rate: float | None = None
-
-    FIELDS = {"train": ("train", COUNT), "validation": ("validation", COUNT),
-              "seed": ("seed", SEED), "stratify": ("stratify", TEXT),
-              "train_positive_rate": ("train_positive_rate", PROBABILITY),
-              "validation_positive_rate": ("validation_positive_rate", PROBABILITY)}
+    train: int | None = stored(COUNT)
+    validation: int | None = stored(COUNT)
+    seed: int | None = stored(SEED)
+    stratify: str | None = stored(TEXT)
+    train_positive_rate: float | None = stored(PROBABILITY)
+    validation_positive_rate: float | None = stored(PROBABILITY)
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class DataSummary(DatasetCounts):
     """The training corpus (`training.corpus_table.summarize_corpus`) and its split."""
 
-    datasets: Mapping[str, DatasetCounts] | None = None
-    model_ids: tuple[str, ...] | None = None
-    prompt_versions: tuple[str, ...] | None = None
-    confidence_sources: tuple[str, ...] | None = None
-    modes: tuple[str, ...] | None = None
-    files: tuple[CorpusFile, ...] | None = None
-    split: DataSplit | None = None
-
-    FIELDS = {**DatasetCounts.FIELDS,
-              "datasets": ("datasets", MapOf(_section(DatasetCounts))),
-              "model_ids": ("model_ids", TEXTS), "prompt_versions": ("prompt_versions", TEXTS),
-              "confidence_sources": ("confidence_sources", TEXTS), "modes": ("modes", TEXTS),
-              "files": ("files", ListOf(_section(CorpusFile))), "split": ("split", _section(DataSplit))}
+    datasets: Mapping[str, DatasetCounts] | None = stored(MapOf(_section(DatasetCounts)))
+    model_ids: tuple[str, ...] | None = stored(TEXTS)
+    prompt_versions: tuple[str, ...] | None = stored(TEXTS)
+    confidence_sources: tuple[str, ...] | None = stored(TEXTS)
+    modes: tuple[str, ...] | None = stored(TEXTS)
+    files: tuple[CorpusFile, ...] | None = stored(ListOf(_section(CorpusFile)))
+    split: DataSplit | None = stored(_section(DataSplit))
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class LossRecord(Section):
     """The training objective and its parameters (FocusCal's typed; another loss's in `extra`)."""
 
-    name: str | None = None
-    alpha0: float | None = None
-    alpha1: float | None = None
-    gamma: float | None = None
-    tau: float | None = None
-    lambda_cp: float | None = None
-    mu_ece: float | None = None
-    n_bins: int | None = None
-    class_balanced_alpha: bool | None = None
-
-    FIELDS = {"name": ("name", TEXT), "alpha0": ("alpha0", number(0.0)),
-              "alpha1": ("alpha1", number(0.0)), "gamma": ("gamma", number(0.0)),
-              "tau": ("tau", PROBABILITY), "lambda_cp": ("lambda_cp", number(0.0)),
-              "mu_ece": ("mu_ece", number(0.0)), "n_bins": ("n_bins", Integer(1, MAX_COUNT)),
-              "class_balanced_alpha": ("class_balanced_alpha", FLAG)}
+    name: str | None = stored(TEXT)
+    alpha0: float | None = stored(number(0.0))
+    alpha1: float | None = stored(number(0.0))
+    gamma: float | None = stored(number(0.0))
+    tau: float | None = stored(PROBABILITY)
+    lambda_cp: float | None = stored(number(0.0))
+    mu_ece: float | None = stored(number(0.0))
+    n_bins: int | None = stored(Integer(1, MAX_COUNT))
+    class_balanced_alpha: bool | None = stored(FLAG)
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class OptimizerRecord(Section):
     """The optimiser, its schedule, and which epoch was exported."""
 
-    name: str | None = None
-    learning_rate: float | None = None
-    batch_size: int | None = None
-    max_epochs: int | None = None
-    epochs_run: int | None = None
-    selected_epoch: int | None = None
-    early_stopping: bool | None = None
-
-    FIELDS = {"name": ("name", TEXT), "learning_rate": ("learning_rate", POSITIVE),
-              "batch_size": ("batch_size", Integer(1, MAX_COUNT)), "max_epochs": ("max_epochs", COUNT),
-              "epochs_run": ("epochs_run", COUNT),
-              "selected_epoch": ("selected_epoch", Integer(-1, MAX_COUNT)),
-              "early_stopping": ("early_stopping", FLAG)}
+    name: str | None = stored(TEXT)
+    learning_rate: float | None = stored(POSITIVE)
+    batch_size: int | None = stored(Integer(1, MAX_COUNT))
+    max_epochs: int | None = stored(COUNT)
+    epochs_run: int | None = stored(COUNT)
+    selected_epoch: int | None = stored(Integer(-1, MAX_COUNT))
+    early_stopping: bool | None = stored(FLAG)
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class FitSettings(Section):
     """The `training.fit` settings (JSON `training.config`): those read back typed, the other
     flags in `extra` as given (shown for reproducibility, read by nobody)."""
 
-    corpus: tuple[str, ...] | None = None
-    output: str | None = None
-    seed: int | None = None
-    split_seed: int | None = None
-    validation_fraction: float | None = None
-    feature_schema: int | None = None
-    feature_cache: str | None = None
-
-    FIELDS = {"corpus": ("corpus", TEXTS), "output": ("output", TEXT), "seed": ("seed", SEED),
-              "split_seed": ("split_seed", SEED),
-              "validation_fraction": ("validation_fraction", number(0.0, 1.0, closed="neither")),
-              "feature_schema": ("feature_schema", Integer(1, MAX_COUNT)),
-              "feature_cache": ("feature_cache", (None, TEXT))}
+    corpus: tuple[str, ...] | None = stored(TEXTS)
+    output: str | None = stored(TEXT)
+    seed: int | None = stored(SEED)
+    split_seed: int | None = stored(SEED)
+    validation_fraction: float | None = stored(number(0.0, 1.0, closed="neither"))
+    feature_schema: int | None = stored(Integer(1, MAX_COUNT))
+    feature_cache: str | None = stored((None, TEXT))
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class TrainingSetup(Section):
     """How the network was trained (JSON `training`)."""
 
-    loss: LossRecord | None = None
-    optimizer: OptimizerRecord | None = None
-    settings: FitSettings | None = None
-
-    FIELDS = {"loss": ("loss", _section(LossRecord)),
-              "optimizer": ("optimizer", _section(OptimizerRecord)),
-              "config": ("settings", _section(FitSettings))}
+    loss: LossRecord | None = stored(_section(LossRecord))
+    optimizer: OptimizerRecord | None = stored(_section(OptimizerRecord))
+    settings: FitSettings | None = stored(_section(FitSettings), json_key="config")
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class ScoreRow(Section):
     """One scorer's validation metrics (`training.metrics.score_report`)."""
 
-    auroc: float | None = None
-    ece: float | None = None
-    adaptive_ece: float | None = None
-    brier: float | None = None
-    n: int | None = None
-    positive_rate: float | None = None
-    trigger_rate: float | None = None
-
-    FIELDS = {"auroc": ("auroc", METRIC), "ece": ("ece", METRIC),
-              "adaptive_ece": ("adaptive_ece", METRIC), "brier": ("brier", METRIC),
-              "n": ("n", COUNT), "positive_rate": ("positive_rate", METRIC),
-              "trigger_rate": ("trigger_rate", METRIC)}
+    auroc: float | None = stored(METRIC)
+    ece: float | None = stored(METRIC)
+    adaptive_ece: float | None = stored(METRIC)
+    brier: float | None = stored(METRIC)
+    n: int | None = stored(COUNT)
+    positive_rate: float | None = stored(METRIC)
+    trigger_rate: float | None = stored(METRIC)
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class Metrics(Section):
     """Validation metrics of the router and its baselines, at the τ of their measurement."""
 
-    validation: Mapping[str, ScoreRow] | None = None
-    selection: str | None = None
-    tau: float | None = None
-
-    FIELDS = {"validation": ("validation", MapOf(_section(ScoreRow))),
-              "selection": ("selection", TEXT), "tau": ("tau", PROBABILITY)}
+    validation: Mapping[str, ScoreRow] | None = stored(MapOf(_section(ScoreRow)))
+    selection: str | None = stored(TEXT)
+    tau: float | None = stored(PROBABILITY)
 
     def measured_at(self, tau: float) -> Metrics:
         """These metrics noting first the τ they were measured at: the one already noted, else
@@ -227,120 +181,87 @@ class Metrics(Section):
         return Metrics.from_dict({"tau": tau, **self.to_dict()})
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class TokenBudget(Section):
     """The token budget a τ was chosen for (`imad calibrate --token-budget`)."""
 
-    tokens_per_question: float | None = None
-    single_call_tokens: float | None = None
-    single_call_tokens_source: str | None = None
-    debate_tokens: float | None = None
-
-    FIELDS = {"tokens_per_question": ("tokens_per_question", number(0.0)),
-              "single_call_tokens": ("single_call_tokens", number(0.0)),
-              "single_call_tokens_source": ("single_call_tokens_source", TEXT),
-              "debate_tokens": ("debate_tokens", number(0.0))}
+    tokens_per_question: float | None = stored(number(0.0))
+    single_call_tokens: float | None = stored(number(0.0))
+    single_call_tokens_source: str | None = stored(TEXT)
+    debate_tokens: float | None = stored(number(0.0))
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class AnswerSource(Section):
     """Where answers came from: their kind and files (further details in `extra`)."""
 
-    kind: str | None = None
-    files: tuple[str, ...] | None = None
-
-    FIELDS = {"kind": ("kind", TEXT), "files": ("files", TEXTS)}
+    kind: str | None = stored(TEXT)
+    files: tuple[str, ...] | None = stored(TEXTS)
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class ParentRecord(Section):
     """The checkpoint a new version was made from (its τ or calibrator in `extra`)."""
 
-    name: str | None = None
-    path: str | None = None
-
-    FIELDS = {"name": ("name", TEXT), "path": ("path", TEXT)}
+    name: str | None = stored(TEXT)
+    path: str | None = stored(TEXT)
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class CalibrationRecord(Section):
     """How `imad calibrate` chose τ (`imad.router.threshold`)."""
 
-    method: str | None = None
-    choice: Any = None
+    method: str | None = stored(TEXT)
+    choice: Any = stored(Free())
     """The τ search's result (`ThresholdChoice` as JSON; free-form)."""
-    token_budget: TokenBudget | None = None
-    validation: AnswerSource | None = None
-    parent: ParentRecord | None = None
-
-    FIELDS = {"method": ("method", TEXT), "choice": ("choice", Free()),
-              "token_budget": ("token_budget", Nullable(_section(TokenBudget))),
-              "validation": ("validation", _section(AnswerSource)),
-              "parent": ("parent", _section(ParentRecord))}
+    token_budget: TokenBudget | None = stored(Nullable(_section(TokenBudget)))
+    validation: AnswerSource | None = stored(_section(AnswerSource))
+    parent: ParentRecord | None = stored(_section(ParentRecord))
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class RecalibrationRecord(Section):
     """What `imad calibrate --recalibrate` fitted p's calibrator on (`imad.router.recalibrate`)."""
 
-    method: str | None = None
-    described: str | None = None
-    answers: int | None = None
-    labelled: int | None = None
-    unparsed: int | None = None
-    files: tuple[str, ...] | None = None
-    true_accuracy: float | None = None
-    mean_p_before: float | None = None
-    mean_p_after: float | None = None
-    parent: ParentRecord | None = None
-
-    FIELDS = {"method": ("method", TEXT), "described": ("described", TEXT),
-              "answers": ("answers", COUNT), "labelled": ("labelled", COUNT),
-              "unparsed": ("unparsed", COUNT), "files": ("files", TEXTS),
-              "true_accuracy": ("true_accuracy", (None, PROBABILITY)),
-              "mean_p_before": ("mean_p_before", PROBABILITY),
-              "mean_p_after": ("mean_p_after", PROBABILITY),
-              "parent": ("parent", _section(ParentRecord))}
+    method: str | None = stored(TEXT)
+    described: str | None = stored(TEXT)
+    answers: int | None = stored(COUNT)
+    labelled: int | None = stored(COUNT)
+    unparsed: int | None = stored(COUNT)
+    files: tuple[str, ...] | None = stored(TEXTS)
+    true_accuracy: float | None = stored((None, PROBABILITY))
+    mean_p_before: float | None = stored(PROBABILITY)
+    mean_p_after: float | None = stored(PROBABILITY)
+    parent: ParentRecord | None = stored(_section(ParentRecord))
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class RowCounts(Section):
-    train: int | None = None
-    validation: int | None = None
-
-    FIELDS = {"train": ("train", COUNT), "validation": ("validation", COUNT)}
+    train: int | None = stored(COUNT)
+    validation: int | None = stored(COUNT)
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class OODProvenance(Section):
     """What computed the OOD statistics, on how many rows (JSON `ood_statistics`)."""
 
-    command: str | None = None
-    rows: RowCounts | None = None
-
-    FIELDS = {"command": ("command", TEXT), "rows": ("rows", _section(RowCounts))}
+    command: str | None = stored(TEXT)
+    rows: RowCounts | None = stored(_section(RowCounts))
 
 
-@dataclass(frozen=True, kw_only=True)
+@section
 class TrainingRecord(Section):
     """A checkpoint's provenance: the config.json sections beside the router's own (module
     docstring). Every section is optional: a router built by hand records none."""
 
-    seed: int | None = None
-    training: TrainingSetup | None = None
-    data: DataSummary | None = None
-    versions: Mapping[str, str] | None = None
-    metrics: Metrics | None = None
-    calibration: CalibrationRecord | None = None
-    recalibration: RecalibrationRecord | None = None
-    ood_statistics: OODProvenance | None = None
-
-    FIELDS = {"seed": ("seed", SEED), "training": ("training", _section(TrainingSetup)),
-              "data": ("data", _section(DataSummary)), "versions": ("versions", MapOf(TEXT)),
-              "metrics": ("metrics", _section(Metrics)),
-              "calibration": ("calibration", _section(CalibrationRecord)),
-              "recalibration": ("recalibration", _section(RecalibrationRecord)),
-              "ood_statistics": ("ood_statistics", _section(OODProvenance))}
+    seed: int | None = stored(SEED)
+    training: TrainingSetup | None = stored(_section(TrainingSetup))
+    data: DataSummary | None = stored(_section(DataSummary))
+    versions: Mapping[str, str] | None = stored(MapOf(TEXT))
+    metrics: Metrics | None = stored(_section(Metrics))
+    calibration: CalibrationRecord | None = stored(_section(CalibrationRecord))
+    recalibration: RecalibrationRecord | None = stored(_section(RecalibrationRecord))
+    ood_statistics: OODProvenance | None = stored(_section(OODProvenance))
 
     def with_sections(self, **sections: Any) -> TrainingRecord:
         """A copy with these top-level sections (typed or as JSON) added or replaced; a replaced

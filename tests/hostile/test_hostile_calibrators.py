@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import copy
+import warnings
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from imad.errors import CheckpointError, ConfigError
-from imad.router.calibrators import calibrator_from_dict, fit_calibrator
+from imad.router.calibrators import (
+    CALIBRATORS,
+    DecreasingCalibratorWarning,
+    IsotonicCalibrator,
+    PlattCalibrator,
+    PriorShiftCalibrator,
+    TemperatureCalibrator,
+    calibrator_from_dict,
+    fit_calibrator,
+)
 
 GOOD_SCORES = list(np.linspace(0.1, 0.9, 20))
 GOOD_LABELS = [0, 1] * 10
@@ -30,6 +42,25 @@ FIT_CASES = [
     ("no scores", [], [], "platt", "non-empty"),
     ("2-D scores", [[0.5, 0.5]] * 20, GOOD_LABELS, "platt", "1-D"),
     ("unknown method", GOOD_SCORES, GOOD_LABELS, "beta", "method: must be one of 'identity'"),
+    # issue 34: what numpy would coerce or crash on is refused, naming what it got
+    ("huge integer score, temperature", [10**400] + GOOD_SCORES[1:], GOOD_LABELS, "temperature",
+     "too large"),
+    ("Fraction scores", [Fraction(1, 3)] * 20, GOOD_LABELS, "platt", "got a Fraction at index 0"),
+    ("Decimal score", [Decimal("0.5")] + GOOD_SCORES[1:], GOOD_LABELS, "platt", "got a Decimal"),
+    ("complex scores", [0.5 + 0j] * 20, GOOD_LABELS, "platt", "got a complex at index 0"),
+    ("bool scores", [True, False] * 10, GOOD_LABELS, "isotonic", "got a bool at index 0"),
+    ("None score", [None] + GOOD_SCORES[1:], GOOD_LABELS, "platt", "got a NoneType at index 0"),
+    ("object array", np.array(GOOD_SCORES, dtype=object), GOOD_LABELS, "platt", "dtype object"),
+    ("text array", np.array(["0.5"] * 20), GOOD_LABELS, "platt", "dtype <U3"),
+    ("complex array", np.full(20, 0.5 + 0j), GOOD_LABELS, "platt", "dtype complex128"),
+    ("2-D array", np.full((20, 1), 0.5), GOOD_LABELS, "platt", r"shape \(20, 1\)"),
+    ("2-D array, prior shift", np.full((4, 5), 0.5), None, "prior_shift", r"shape \(4, 5\)"),
+    ("scores a string", "0.5", GOOD_LABELS, "platt", "got str"),
+    ("scores a dict", {"a": 0.5}, GOOD_LABELS, "platt", "got dict"),
+    ("labels 2-D", GOOD_SCORES, np.array(GOOD_LABELS).reshape(10, 2), "platt", r"shape \(10, 2\)"),
+    ("labels object array", GOOD_SCORES, np.array([Fraction(1)] * 10 + [0] * 10, dtype=object),
+     "platt", "expected 0 or 1"),
+    ("labels a string", GOOD_SCORES, "01" * 10, "platt", "got str"),
     ("prior shift without a prior", GOOD_SCORES, None, "prior_shift", "training accuracy"),
 ]
 
@@ -130,3 +161,99 @@ def test_a_checkpoint_with_a_damaged_calibrator_does_not_load(tmp_path, name, da
     # A 400-digit number is refused by the JSON reader itself, before the calibrator is read.
     with pytest.raises(CheckpointError, match="calibrator|an integer of 401 digits"):
         Router.load(target)
+
+
+APPLY_CASES = [
+    ("object array of None", np.array([None], dtype=object), "dtype object"),
+    ("object array of floats", np.array([0.5, 0.2], dtype=object), "dtype object"),
+    ("400-digit integer", [10**400], "too large"),
+    ("Fraction", [Fraction(1, 2)], "got a Fraction"),
+    ("complex", [0.5 + 0.5j], "got a complex"),
+    ("text", ["0.5"], "got a str"),
+    ("2-D array", np.full((3, 1), 0.5), "shape (3, 1)"),
+    ("2-D list", [[0.5], [0.2]], "1-D"),
+    ("bool array", np.array([True, False]), "dtype bool"),
+]
+APPLIERS = [CALIBRATORS["identity"](), TemperatureCalibrator(2.0), PlattCalibrator(1.0, 0.0),
+            IsotonicCalibrator((0.0, 1.0), (0.2, 0.8)), PriorShiftCalibrator(0.5, 0.3)]
+
+
+@pytest.mark.parametrize("calibrator", APPLIERS, ids=[c.kind for c in APPLIERS])
+@pytest.mark.parametrize("name,scores,message", APPLY_CASES, ids=[c[0] for c in APPLY_CASES])
+def test_apply_refuses_what_is_not_real_scores(calibrator, name, scores, message) -> None:
+    with pytest.raises(ConfigError, match=f"raw_scores: .*{message.replace('(', '.').replace(')', '.')}"):
+        calibrator.apply(scores)
+
+
+@pytest.mark.parametrize("calibrator", APPLIERS, ids=[c.kind for c in APPLIERS])
+def test_apply_keeps_non_finite_and_integer_scores(calibrator) -> None:
+    out = calibrator.apply([0, 1, float("nan")])
+    assert out.shape == (3,) and np.isnan(out[2]) and np.all((out[:2] >= 0) & (out[:2] <= 1))
+
+
+PARAMETER_CASES = [
+    ("Fraction slope", lambda: PlattCalibrator(Fraction(1, 2), 0.0), "calibrator.slope: must be an int "
+     "or a float, got a Fraction"),
+    ("Decimal intercept", lambda: PlattCalibrator(1.0, Decimal("0.1")), "got a Decimal"),
+    ("complex temperature", lambda: TemperatureCalibrator(1 + 1j), "got a complex"),
+    ("Fraction knot", lambda: IsotonicCalibrator((0.0, Fraction(1, 2)), (0.1, 0.2)), "got a Fraction"),
+    ("bool prior", lambda: PriorShiftCalibrator(True, 0.5), "training_prior: must be a finite number"),
+    ("subnormal slope", lambda: PlattCalibrator(1e-320, 0.0), "a subnormal number"),
+]
+
+
+@pytest.mark.parametrize("name,build,message", PARAMETER_CASES, ids=[c[0] for c in PARAMETER_CASES])
+def test_parameters_are_not_coerced(name, build, message) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", ".").replace(")", ".")):
+        build()
+
+
+@pytest.mark.parametrize("slope", [-1000, -5, -0.01])
+def test_a_decreasing_platt_map_is_stated_on_load_and_in_the_card(tmp_path, slope) -> None:
+    from imad.router import Router
+    from imad.router.card import render_model_card
+
+    section = {"kind": "platt", "parameters": {"slope": slope, "intercept": 0.0}}
+    with pytest.warns(DecreasingCalibratorWarning, match="map decreases"):
+        calibrator = calibrator_from_dict(section)
+    assert calibrator.decreasing and calibrator.apply([0.2])[0] > calibrator.apply([0.8])[0]
+    config = _shipped_config()
+    config["calibrator"] = section
+    card = render_model_card(config)
+    assert "**The map decreases**" in card and f"slope = {float(slope):.6g}" in card
+    target = _shipped_copy(tmp_path, config)
+    with pytest.warns(DecreasingCalibratorWarning):
+        Router.load(target)
+
+
+def test_an_increasing_map_loads_quietly_and_its_card_says_nothing_of_decreasing(tmp_path) -> None:
+    from imad.router import Router
+    from imad.router.card import render_model_card
+
+    config = _shipped_config()
+    config["calibrator"] = GOOD
+    assert "decreases" not in render_model_card(config)
+    target = _shipped_copy(tmp_path, config)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DecreasingCalibratorWarning)
+        assert Router.load(target).calibrator.slope == 1.2
+
+
+def _shipped_config() -> dict:
+    import json
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[2] / "checkpoints" / "imad-router-v2"
+    return json.loads((source / "config.json").read_text())
+
+
+def _shipped_copy(tmp_path, config: dict):
+    import json
+    import shutil
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[2] / "checkpoints" / "imad-router-v2"
+    target = tmp_path / "copy"
+    shutil.copytree(source, target)
+    (target / "config.json").write_text(json.dumps(config))
+    return target

@@ -85,6 +85,9 @@ CONFIG_CASES = [
     ("threshold.tau", "0.5", "threshold.tau: must be a finite number"),
     ("threshold.tau", math.nan, "threshold.tau: must be a finite number"),
     ("threshold.tau", -0.1, "tau: must be a number in [0, 1]"),
+    # issue 34: a subnormal τ is damage, not a threshold (it would escalate only p = 0)
+    ("threshold.tau", 1e-320, "threshold.tau: must be a finite number, got 1e-320 (a subnormal number)"),
+    ("threshold.tau", -5e-324, "(a subnormal number)"),
     ("threshold.method", 7, "threshold.method: must be a string"),
     # item 8: shapes and sane bounds, before anything is allocated
     ("model.width", 1_000_000, "width: must be an integer in [1, 4096]"),

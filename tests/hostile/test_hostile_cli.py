@@ -1,6 +1,6 @@
 """Hostile and careless calls of the `imad` command (issue 14, items 1, 6 and the entry rule).
 
-The rule under test (`imad.cli.entry`): a typed error is one line `imad COMMAND: error: …` on
+The rule under test (`imad.commandline.entry`): a typed error is one line `imad COMMAND: error: …` on
 stderr with no traceback, exit 2 for unusable input and 3 for a failed run — and a run that
 produced no answer is a failed run, never `answer: (none)` with 0. `--debug` (before or after the
 command) shows the traceback instead. The property feeds generated questions and flags to `imad

@@ -85,6 +85,13 @@ VALUE_CASES = [
     ("mahalanobis", "mean[0] 10**300 (an int)", _first("mean", 10**300), "integer of 301 digits"),
     ("mahalanobis", "covariance[0][0] -Infinity", _first("covariance", -math.inf), "ood.covariance"),
     ("mahalanobis", "mean a string", _put("mean", "zeros"), "ood.mean"),
+    # issue 34: numpy reads "1.5" and true as numbers; a checkpoint must not
+    ("mahalanobis", "mean of numeric strings", _put("mean", ["0.5"] * N_FEATURES),
+     "ood.mean: not a numeric array (holds '0.5')"),
+    ("mahalanobis", "mean[0] a numeric string", _first("mean", "1e-3"), "holds '1e-3'"),
+    ("mahalanobis", "mean of booleans", _put("mean", [False] * N_FEATURES), "holds False"),
+    ("mahalanobis", "mean[0] true", _first("mean", True), "ood.mean: not a numeric array (holds True)"),
+    ("mahalanobis", "mean[0] null", _first("mean", None), "holds None"),
     ("mahalanobis", "mean nested", _put("mean", [[[0.0]]] * N_FEATURES), "ood.mean"),
     ("mahalanobis", "mean ragged", _put("mean", [0.0, [1.0]]), "ood.mean"),
     ("mahalanobis", "shrinkage 1e308", _put("shrinkage", 1e308), "ood.shrinkage"),

@@ -25,6 +25,10 @@ def _corpus(tmp_path: Path, labels: list, *, mutate=None) -> Path:
     return path
 
 
+def _surrogate_in_question(line: dict) -> None:
+    line["question"]["text"] += "\ud800"
+
+
 CASES = [
     ("label 2", lambda t: ["--corpus", str(_corpus(t, [0, 1, 2] * 5))], 3, "0, 1 or null"),
     ("label text", lambda t: ["--corpus", str(_corpus(t, ["1", 0] * 8))], 3, "0, 1 or null"),
@@ -35,6 +39,12 @@ CASES = [
     ("parsed not an answer", lambda t: ["--corpus", str(_corpus(
         t, [0, 1] * 10, mutate=lambda line: line.update(parsed={"x": 1})))], 3, "not a self-critique"),
     ("missing file", lambda t: ["--corpus", str(t / "nope.jsonl")], 3, "does not exist"),
+    # issue 34: text the tokenizer cannot encode is named, not a UnicodeEncodeError
+    ("question with a lone surrogate", lambda t: ["--corpus", str(_corpus(
+        t, [0, 1] * 10, mutate=_surrogate_in_question))], 3, "question.text holds a lone surrogate"),
+    ("parsed field with a lone surrogate", lambda t: ["--corpus", str(_corpus(
+        t, [0, 1] * 10, mutate=lambda line: line["parsed"].update(critique="x\udc00y")))], 3,
+     "parsed.critique holds a lone surrogate U+DC00"),
     ("no corpus", lambda t: [], 2, "corpus"),
     ("unknown method", lambda t: ["--corpus", str(MEDQA), "--recalibrate", "beta"], 2, "invalid choice"),
     ("with a target rate", lambda t: ["--corpus", str(MEDQA), "--target-trigger-rate", "0.2"], 2,
@@ -60,16 +70,43 @@ def test_bad_recalibration_is_one_error_line(tmp_path, capsys, name, arguments, 
     assert not out.exists()
 
 
+OUT_CASES = [
+    ("a file", lambda t: _file(t / "taken"), "is a file, not a directory"),
+    ("under a file", lambda t: _file(t / "taken") / "inside", "which is a file"),
+    ("in /proc", lambda t: Path("/proc/imad-calibrated"), "cannot make a directory in /proc"),
+]
+
+
+def _file(path: Path) -> Path:
+    path.write_text("not a checkpoint")
+    return path
+
+
+@pytest.mark.parametrize("name,out,message", OUT_CASES, ids=[case[0] for case in OUT_CASES])
+@pytest.mark.parametrize("target", [["--recalibrate", "platt"], ["--target-trigger-rate", "0.2"]],
+                         ids=["recalibrate", "tau"])
+def test_an_unusable_out_is_a_usage_error_before_any_work(tmp_path, capsys, name, out, message, target):
+    destination = out(tmp_path)
+    code = main(["calibrate", *target, "--corpus", str(_corpus(tmp_path, [0, 1] * 10)), "--out",
+                 str(destination)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "error: out (--out): " in err and message in err and "Traceback" not in err
+    assert not any(tmp_path.glob(".imad-out-*"))  # the probe leaves nothing behind
+
+
 EVALUATE_CASES = [("zero", "0", "recalibrate"), ("nine", "9", "recalibrate"),
                   ("negative", "-5", "recalibrate"), ("text", "abc", "invalid ascii_int"),
                   ("float", "2.5", "invalid ascii_int"), ("huge", "1" + "0" * 400, "recalibrate"),
-                  ("more than the set", "5000", "10 ≤ N")]
+                  ("more than the set", "5000", "10 ≤ N"), ("the whole limit", "200", "10 ≤ N"),
+                  ("one short of room to score", "191", "with --limit 200 questions")]
 
 
 @pytest.mark.parametrize("name,value,message", EVALUATE_CASES, ids=[c[0] for c in EVALUATE_CASES])
-def test_evaluate_recalibrate_flag(tmp_path, capsys, name, value, message):
+def test_evaluate_recalibrate_flag(tmp_path, capsys, monkeypatch, name, value, message):
     from training.evaluate import main as evaluate
 
+    monkeypatch.setenv("IMAD_DATA_DIR", str(tmp_path / "no-data"))  # refused before any read
     try:
         code = evaluate(["--dataset", "medqa", "--limit", "200", "--recalibrate", value, "--out",
                          str(tmp_path / "r"), "--no-progress", "--no-feature-cache"])
@@ -78,3 +115,38 @@ def test_evaluate_recalibrate_flag(tmp_path, capsys, name, value, message):
     err = capsys.readouterr().err
     assert code == 2, err
     assert "error:" in err and message in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
+
+
+CALIBRATION_ONLY = [("--recalibrate", "50"), ("--workers", "4"), ("--train-corpus", "x.jsonl"),
+                    ("--feature-cache", "elsewhere"), ("--no-feature-cache", None)]
+
+
+@pytest.mark.parametrize("flag,value", CALIBRATION_ONLY, ids=[flag for flag, _ in CALIBRATION_ONLY])
+def test_a_calibration_flag_with_e2e_is_refused(tmp_path, capsys, flag, value):
+    from training.evaluate import main as evaluate
+
+    code = evaluate(["--e2e", "--dataset", "medqa", flag, *([value] if value else []), "--out",
+                     str(tmp_path / "r"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    expected = "--feature-cache" if flag == "--no-feature-cache" else flag
+    assert f"error: {expected}: only applies to the calibration report" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_an_evaluation_in_which_every_call_failed_exits_3(tmp_path, capsys):
+    """A refused connection answers nothing: the report is written (it says why), the run fails."""
+    from training.evaluate import main as evaluate
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    code = evaluate(["--dataset", str(fixtures / "evaluate" / "questions.jsonl"),
+                     "--llm", "openai:m@http://127.0.0.1:1/v1?max_retries=0",
+                     "--corpus-dir", str(tmp_path / "corpus"), "--out", str(tmp_path / "r"),
+                     "--train-corpus", str(fixtures / "corpus_small"), "--no-feature-cache",
+                     "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "error: every one of the 10 LLM calls failed, so nothing was scored" in err
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["datasets"]["questions"]["failures"] == {"llm_error": 10}

@@ -120,3 +120,23 @@ def test_describe_says_what_it_was_fitted_on() -> None:
     assert "50 labelled answers" in text and f"{labels.sum()} right" in text and "mine.jsonl" in text
     shifted = fit_calibrator(scores, method="prior-shift", training_prior=0.5).describe()
     assert "without labels" in shifted and "estimated accuracy" in shifted
+
+
+def test_every_registered_calibrator_round_trips_and_the_cli_offers_every_fitted_kind() -> None:
+    """The registry is the one list: each kind fits, saves and loads back equal, and `imad
+    calibrate --recalibrate` (whose choices stay torch-free in `imad.routing_options`) names
+    every kind but the identity."""
+    from imad.router.calibrators import CALIBRATORS
+    from imad.router.calibrators.base import parameter_names
+    from imad.routing_options import RECALIBRATION_METHODS
+
+    scores, labels = _data(8)
+    for name, kind in CALIBRATORS.items():
+        fitted = fit_calibrator(scores, labels, name, training_prior=0.5)
+        assert type(fitted) is kind and fitted.kind == name
+        section = json.loads(json.dumps(fitted.to_dict()))
+        assert sorted(section["parameters"]) == sorted(parameter_names(kind))
+        assert set(kind.constraints) == {*parameter_names(kind), "fitted_on"}
+        assert calibrator_from_dict(section) == fitted
+    assert sorted(m.replace("-", "_") for m in RECALIBRATION_METHODS) == sorted(
+        name for name in CALIBRATORS if name != "identity")

@@ -22,7 +22,7 @@ from imad.critique.call import SelfCritique
 from imad.critique.canonical import answers_match
 from imad.critique.prompts import PROMPT_VERSION
 from imad.debate import DebateBackend, create_backend
-from imad.errors import ImadError
+from imad.errors import ImadError, NoAnswerError
 from imad.llm.types import ChatModel
 from imad.pipeline import Pipeline, router_confidence_source
 from imad.policy import FixedThreshold, chosen_threshold
@@ -35,39 +35,45 @@ from training.e2e.deferral_run import DEFERRAL_TAU, deferral_section
 from training.e2e.methods import E2E_METHODS, Method
 from training.e2e.report import build_document, write_e2e_report
 from training.evaluation.config import dataset_name
-from training.evaluation.report import to_jsonable
+from training.evaluation.report import EvaluationResult, to_jsonable
 from training.evaluation.responses import check_questions
 
 
 @dataclass(frozen=True)
-class QuestionOutcome:
-    """One method's answer to one question, what it cost, and (selective methods) its decision.
+class Answered:
+    """What a method returned for one question, before its cost is attached.
 
     For a selective method, `escalated` says whether it debated, `single_answer` is the first,
     single-agent answer (iMAD: the self-critique's final answer, "" when unparsed; DOWN: its
     opening), and `p` the score it decided on (iMAD: the router's p; DOWN: the confidence).
     """
 
-    question_id: str
-    gold: str
     answer: str
-    correct: bool
-    prompt_tokens: int
-    completion_tokens: int
-    calls: int
     messages: int
-    model_seconds: float
     stop: str
     error: str | None = None
-    failed_calls: int = 0
     escalated: bool | None = None
     single_answer: str | None = None
-    single_correct: bool | None = None
     p: float | None = None
     confidence: float | None = None
     """iMAD: the self-critique's verbal `confidence_initial` (the deferral curve's second gate)."""
     single_tokens: int | None = None
     """iMAD: the tokens of the self-critique call alone (the rest of the total is the debate's)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class QuestionOutcome(Answered):
+    """One method's answer to one question (`Answered`), whether it was right, and its cost."""
+
+    question_id: str
+    gold: str
+    correct: bool
+    prompt_tokens: int
+    completion_tokens: int
+    calls: int
+    model_seconds: float
+    failed_calls: int = 0
+    single_correct: bool | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -77,34 +83,11 @@ class QuestionOutcome:
         return {**asdict(self), "total_tokens": self.total_tokens}
 
 
-@dataclass(frozen=True)
-class Answered:
-    """What a method returned for one question, before its cost is attached."""
-
-    answer: str
-    messages: int
-    stop: str
-    error: str | None = None
-    escalated: bool | None = None
-    single_answer: str | None = None
-    p: float | None = None
-    confidence: float | None = None
-    single_tokens: int | None = None
-
-
 Runner = Callable[[Question], Answered]
 
 
-@dataclass(frozen=True)
-class E2EResult:
-    """The JSON document, the Markdown report, where they were written, every outcome."""
-
-    document: dict[str, Any]
-    markdown: str
-    json_path: Path
-    markdown_path: Path
-    outcomes: dict[str, dict[str, list[QuestionOutcome]]]
-    """dataset → method → one outcome per question, in question order."""
+E2EResult = EvaluationResult
+"""The end-to-end run's result: the one result type of `training.evaluate`."""
 
 
 def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
@@ -165,7 +148,19 @@ def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
                    for method, rows in by_method.items() if E2E_METHODS[method].routed}
             for name, by_method in outcomes.items()})
     json_path, markdown_path, markdown = write_e2e_report(document, Path(config.out))
-    return E2EResult(document, markdown, json_path, markdown_path, outcomes)
+    refuse_if_every_question_failed(outcomes, json_path)
+    return E2EResult(document, markdown, json_path, markdown_path, outcomes=outcomes)
+
+
+def refuse_if_every_question_failed(outcomes: dict[str, dict[str, list[QuestionOutcome]]],
+                                    report: Path) -> None:
+    """`NoAnswerError` (exit 3) when every question of every method failed: the report is
+    written, so it says why, but a run that answered nothing is not a result."""
+    every = [outcome for by_method in outcomes.values() for rows in by_method.values()
+             for outcome in rows]
+    if every and all(outcome.error is not None for outcome in every):
+        raise NoAnswerError(f"all {len(every)} answers failed (first: {every[0].error}), so "
+                            f"nothing was measured; {report} lists the errors")
 
 
 @dataclass(frozen=True)
@@ -250,10 +245,8 @@ def _outcome(question: Question, answered: Answered, usage: CallUsage) -> Questi
         return answers_match(answer, question.gold, question.task_type, question.choices)
 
     return QuestionOutcome(
-        question_id=question.id, gold=str(question.gold), answer=answered.answer,
+        **{**asdict(answered), "error": error}, question_id=question.id, gold=str(question.gold),
         correct=bool(right(answered.answer)), prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens, calls=usage.calls, messages=answered.messages,
-        model_seconds=round(usage.model_seconds, 4), stop=answered.stop, error=error,
-        failed_calls=usage.failed_calls, escalated=answered.escalated,
-        single_answer=answered.single_answer, single_correct=right(answered.single_answer),
-        p=answered.p, confidence=answered.confidence, single_tokens=answered.single_tokens)
+        completion_tokens=usage.completion_tokens, calls=usage.calls,
+        model_seconds=round(usage.model_seconds, 4), failed_calls=usage.failed_calls,
+        single_correct=right(answered.single_answer))

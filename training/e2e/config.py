@@ -2,41 +2,28 @@
 
 `E2EConfig` is frozen and checked on creation: invalid values raise `ConfigError` naming the
 field and its command-line flag. The dataset, --limit, --max-tokens and --confidence-source
-checks are the calibration run's (`training.evaluation.config.check_run_settings`).
+fields and checks are the calibration run's (`training.evaluation.config.RunConfig`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from imad.constraints import Boolean, Constraints, InstanceOf, Options, Real, Text, Texts, check_fields
+from imad.constraints import Boolean, Constraints, InstanceOf, Options, Real, Text, Texts
 from imad.errors import ConfigError
 from imad.llm.cache import CACHE_MODES
 from training.e2e.methods import E2E_METHODS
-from training.evaluation.config import (
-    DEFAULT_CORPUS_DIR,
-    DEFAULT_OUT,
-    RUN_SETTINGS,
-    check_run_settings,
-    run_flag,
-)
+from training.evaluation.config import DEFAULT_CORPUS_DIR, RunConfig
 
 DEFAULT_E2E_CACHE = "runs/e2e-calls.sqlite"
 
 
 @dataclass(frozen=True)
-class E2EConfig:
+class E2EConfig(RunConfig):
     """Everything one end-to-end run (`python -m training.evaluate --e2e`) depends on."""
 
-    datasets: tuple[str, ...]
-    """Registered dataset names or generic .jsonl files, as for the calibration run."""
-    router: str | None = None
-    """Checkpoint of the iMAD methods' router (None: the shipped one); unused without them."""
-    llm: str = "local"
-    """Chat back-end spec (`imad.llm.spec`) that every method calls."""
-    limit: int | None = None
     methods: tuple[str, ...] = tuple(E2E_METHODS)
     """Names in `training.e2e.methods.E2E_METHODS`, run in this order."""
     cache: str = DEFAULT_E2E_CACHE
@@ -52,18 +39,11 @@ class E2EConfig:
     corpus_dir: str | None = DEFAULT_CORPUS_DIR
     """Where the calibration run cached its self-critique answers; the iMAD methods reuse
     those that fit exactly (None: never)."""
-    out: str = DEFAULT_OUT
-    data_dir: str | None = None
-    max_tokens: int = 512
-    """Completion limit of the self-critique call (the same as the calibration run's)."""
-    confidence_source: str | None = None
-    progress: bool = True
     deferral: bool = False
     """Run the iMAD methods at τ = 1 (every question escalated, both outcomes recorded) and
     report deferral curves (`training.e2e.deferral_run`)."""
 
     constraints: ClassVar[Constraints] = {
-        **RUN_SETTINGS,
         "methods": Texts(Options(*E2E_METHODS), max_items=len(E2E_METHODS)),
         "cache": Text(path=True),
         "cache_mode": Options(*CACHE_MODES),
@@ -73,11 +53,9 @@ class E2EConfig:
         "deferral": Boolean(),
     }
 
-    def __post_init__(self) -> None:
-        check_fields(self, label=run_flag)
+    def check(self) -> None:
         object.__setattr__(self, "backend_options",
                            {str(k): dict(v) for k, v in sorted(self.backend_options.items())})
-        check_run_settings(self)
         if len(set(self.methods)) != len(self.methods):
             raise ConfigError("methods (--methods)", f"a method is named twice: {self.methods}")
         if self.deferral and self.tau is not None:
@@ -94,8 +72,3 @@ class E2EConfig:
                 make_config(backend, **fields)  # unknown back-ends, fields and values fail here
             except ConfigError as error:
                 raise ConfigError("backend_options (--backend-option)", str(error)) from error
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["datasets"], data["methods"] = list(self.datasets), list(self.methods)
-        return data

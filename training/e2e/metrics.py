@@ -19,29 +19,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from training.e2e.methods import TOKEN_GOAL
+
+if TYPE_CHECKING:  # what the metrics read of one answered question; no import at run time
+    from training.e2e.benchmark import QuestionOutcome as Outcome
 
 TRANSITIONS = ("right_to_right", "right_to_wrong", "wrong_to_right", "wrong_to_wrong")
 TRANSITION_MARKS = {"right_to_right": "✓→✓", "right_to_wrong": "✓→✗",
                     "wrong_to_right": "✗→✓", "wrong_to_wrong": "✗→✗"}
 DECISIONS = ("skip", "trigger")
-
-
-class Outcome(Protocol):
-    """What the metrics read of one answered question (`training.e2e.benchmark.QuestionOutcome`)."""
-
-    correct: bool
-    prompt_tokens: int
-    completion_tokens: int
-    calls: int
-    messages: int
-    model_seconds: float
-    error: str | None
-    failed_calls: int
-    escalated: bool | None
-    single_correct: bool | None
 
 
 def accuracy_per_100k_tokens(accuracy_pct: float | None,

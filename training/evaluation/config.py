@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from imad.constraints import (
     MAX_COMPLETION_TOKENS,
@@ -54,37 +54,60 @@ def run_flag(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class EvaluateConfig:
-    """Everything one evaluation run depends on."""
+class RunConfig:
+    """The settings every run over datasets has (`EvaluateConfig`, `E2EConfig`), their rows
+    and their checks; each mode adds its own fields after these."""
 
     datasets: tuple[str, ...]
     """Registered dataset names (`training.data.DATASETS`) or generic .jsonl files."""
     router: str | None = None
     """Checkpoint directory (None: the shipped default, `checkpoints/imad-router-v2`)."""
     llm: str = "local"
-    """Chat back-end spec (`imad.llm.spec`) that answers the self-critique calls."""
+    """Chat back-end spec (`imad.llm.spec`) that answers every call."""
     limit: int | None = None
     """Questions per dataset (a seeded, stratified sample for the built-in datasets)."""
+    out: str = DEFAULT_OUT
+    """Report directory."""
+    data_dir: str | None = None
+    max_tokens: int = 512
+    """Completion limit of the self-critique call."""
+    confidence_source: str | None = None
+    """verbal | token_probability (None: the one the router was trained with)."""
+    progress: bool = True
+
+    constraints: ClassVar[Constraints] = RUN_SETTINGS
+
+    def __post_init__(self) -> None:
+        check_fields(self, label=run_flag)
+        check_run_settings(self)
+        self.check()
+
+    def check(self) -> None:
+        """A mode's checks across its fields, beyond each one's row."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as JSON (tuples as lists), in field order."""
+        return {key: list(value) if isinstance(value, tuple) else value
+                for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class EvaluateConfig(RunConfig):
+    """Everything one evaluation run depends on (`out`: report.md, report.json and
+    reliability-<dataset>.png)."""
+
     corpus_dir: str = DEFAULT_CORPUS_DIR
     """Response cache root: answers go to CORPUS_DIR/<model>/eval/<dataset>.jsonl."""
     train_corpus: tuple[str, ...] = ()
     """The router's training corpus, for the logistic-regression baseline (default: the
     files recorded in the checkpoint)."""
-    out: str = DEFAULT_OUT
-    """Report directory: report.md, report.json, reliability-<dataset>.png."""
-    data_dir: str | None = None
-    max_tokens: int = 512
-    confidence_source: str | None = None
-    """verbal | token_probability (None: the one the router was trained with)."""
     workers: int = 1
-    progress: bool = True
     feature_cache: str | None = DEFAULT_FEATURE_CACHE
     recalibrate: int | None = None
     """N: also recalibrate p on N labelled answers of each dataset and score the rest
     (`training.evaluation.recalibration`); None: zero-shot only."""
 
     constraints: ClassVar[Constraints] = {
-        **RUN_SETTINGS,
         "corpus_dir": Text(path=True),
         "train_corpus": Texts(Text(path=True), empty=True),
         "workers": Integer(1, 256),  # concurrent self-critique calls
@@ -92,31 +115,25 @@ class EvaluateConfig:
         "feature_cache": (None, Text(path=True)),
     }
 
-    def __post_init__(self) -> None:
-        check_fields(self, label=run_flag)
-        check_run_settings(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["datasets"] = list(self.datasets)
-        data["train_corpus"] = list(self.train_corpus)
-        return data
+    def check(self) -> None:
+        if self.recalibrate is not None and self.limit is not None \
+                and self.recalibrate > self.limit - MIN_HELD_OUT:
+            raise ConfigError(run_flag("recalibrate"), recalibrate_refusal(
+                self.recalibrate, f"--limit {self.limit} questions per dataset"))
 
 
-class RunSettings(Protocol):
-    """The settings every run over datasets has (`EvaluateConfig`, `E2EConfig`)."""
-
-    @property
-    def datasets(self) -> tuple[str, ...]: ...
-    @property
-    def limit(self) -> int | None: ...
-    @property
-    def max_tokens(self) -> int: ...
-    @property
-    def confidence_source(self) -> str | None: ...
+MIN_HELD_OUT = 10
+"""Fewest answers a recalibration study scores after fitting on N (and fewest it fits on)."""
 
 
-def check_run_settings(config: RunSettings) -> None:
+def recalibrate_refusal(n_labels: int, available: str) -> str:
+    """Why `--recalibrate N` cannot run on a set of `available` answers (one message for the
+    check before any call and the one on the parsed answers)."""
+    return (f"needs 10 ≤ N ≤ answers − {MIN_HELD_OUT} to fit on N and score the rest; got N = "
+            f"{n_labels} with {available}")
+
+
+def check_run_settings(config: RunConfig) -> None:
     """The checks both run modes share beyond their rows: datasets named, and distinct."""
     if not config.datasets:
         raise ConfigError("datasets (--dataset)", "name at least one dataset, e.g. "

@@ -23,7 +23,8 @@ import numpy as np
 
 from imad.errors import ConfigError
 from imad.router.calibrators import fit_calibrator
-from training.metrics import auroc, brier_score, expected_calibration_error
+from training.evaluation.config import MIN_HELD_OUT, recalibrate_refusal
+from training.metrics import METRICS as REGISTERED_METRICS
 
 RECALIBRATION_SPLITS = 20
 LABELLED_METHODS = ("platt", "isotonic", "temperature")
@@ -37,10 +38,9 @@ def recalibration_study(scores: np.ndarray, labels: np.ndarray, n_labels: int, *
     """Held-out metrics of every method over `splits` seeded splits (see the module docstring)."""
     scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
-    if not 10 <= n_labels <= scores.size - 10:
-        raise ConfigError("recalibrate (--recalibrate)", f"needs 10 ≤ N ≤ answers − 10 to fit on N "
-                          f"and score the rest; this dataset has {scores.size} parsed answers, got N = "
-                          f"{n_labels}")
+    if not MIN_HELD_OUT <= n_labels <= scores.size - MIN_HELD_OUT:
+        raise ConfigError("recalibrate (--recalibrate)", recalibrate_refusal(
+            n_labels, f"{scores.size} parsed answers in this dataset"))
     rows: dict[str, list[dict[str, float]]] = {method: [] for method in STUDY_METHODS}
     skipped = 0
     estimates: list[float] = []
@@ -83,8 +83,7 @@ def best_labelled_method(study: dict[str, Any]) -> str | None:
 
 
 def _metrics(labels: np.ndarray, p: np.ndarray) -> dict[str, float]:
-    return {"ece": expected_calibration_error(labels, p), "brier": brier_score(labels, p),
-            "auroc": auroc(labels, p)}
+    return {name: REGISTERED_METRICS[name].compute(labels, p) for name in METRICS}
 
 
 def _summary(values: list[dict[str, float]]) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +21,14 @@ import numpy as np
 from training.evaluation.ood import auroc_text
 from training.evaluation.recalibration import render_study
 from training.evaluation.scoring import SCORERS
+from training.metrics import METRICS
 
 REPORT_SCHEMA = 1
 JSON_FILE = "report.json"
 MARKDOWN_FILE = "report.md"
-SUMMARY_METRICS = ("ece", "adaptive_ece", "brier", "auroc", "trigger_rate", "kept_accuracy")
+SUMMARY_METRICS = (*METRICS, "trigger_rate", "kept_accuracy")
 _COLUMNS = (
-    ("ece", "ECE"), ("adaptive_ece", "adaptive ECE"), ("brier", "Brier"), ("auroc", "AUROC"),
+    *((name, entry.title) for name, entry in METRICS.items()),
     ("trigger_rate", "trigger@τ"), ("trigger_rate_all", "trigger@τ incl. unparsed"),
     ("kept", "kept"), ("kept_accuracy", "kept accuracy"),
 )
@@ -35,6 +38,33 @@ SCORER_TITLES = {
     "confidence_initial": "raw confidence (DOWN-style)",
     "logistic_regression": "logistic regression",
 }
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """What a run of `python -m training.evaluate` made, in either mode: the JSON document, the
+    Markdown report, where they were written, and what they were computed from."""
+
+    document: dict[str, Any]
+    markdown: str
+    json_path: Path
+    markdown_path: Path
+    plots: dict[str, Path] = field(default_factory=dict)
+    """Reliability diagrams by dataset (calibration run)."""
+    scores: dict[str, Any] = field(default_factory=dict)
+    """Dataset → `DatasetScores` (calibration run)."""
+    outcomes: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    """Dataset → method → one `QuestionOutcome` per question, in question order (end to end)."""
+
+    def print(self, *, as_json: bool) -> None:
+        """The JSON document on stdout, or the Markdown and where the files are."""
+        if as_json:
+            sys.stdout.write(json_text(self.document))
+            return
+        print(self.markdown)
+        print(f"report: {self.markdown_path}\njson: {self.json_path}")
+        for path in self.plots.values():
+            print(f"plot: {path}")
 
 
 def to_jsonable(value: Any) -> Any:

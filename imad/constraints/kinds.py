@@ -1,52 +1,22 @@
-"""One declarative constraints table per config, and the one checker that applies it.
-
-Modelled on scikit-learn's `_parameter_constraints` / `validate_parameter_constraints` (without
-importing scikit-learn). A config dataclass declares, right below its fields,
-
-    constraints: ClassVar[Constraints] = {
-        "n_agents": Integer(2, MAX_AGENTS),
-        "eta": Real(0, 100),
-        "aggregation": Options("soft", "hard"),
-        "context_window": (None, Integer(1, MAX_CONTEXT_TOKENS)),   # None allowed
-    }
-
-and calls `check_fields(self)` in `__post_init__`. Rows are merged along the class's bases, so
-a subclass lists only its new or changed fields. Every value that enters a config goes through
-the same row, whatever its door:
-
-- `check_fields` / `check_value`: a Python value (a constructor, a JSON or TOML file, a
-  checkpoint's config). An int given for a float field becomes a float; nothing else changes.
-- `parse_text`: the text of a `KEY=VALUE` setting (`imad.keyvalue`), converted by the field's
-  declared type, never guessed: `api_key=123` stays the string "123", `n_agents=abc` is refused.
-
-Both raise `ConfigError(field, "must be <what the row allows>, got <value>")`, the message
-generated from the row (`check_value(..., advice=…)` adds what to do instead, where the row alone
-cannot say it). Besides configs, the same rows check the values of a stored file (a checkpoint's
-training record, a trigger budget's state) and of the environment (`OTEL_*`). The rules every
-row shares:
-
-- booleans are `true` / `false` (any case) as text, and `bool` values only (1 is not True);
-- integers are ASCII digits with an optional sign and `_` separators (`١٢` and `1e3` are not);
-  no float becomes an int, `3.0` included (as scikit-learn's `Interval(Integral, …)` refuses
-  it), so a value is never rounded on the way in;
-- reals refuse NaN and ±inf unless the row says `finite=False`;
-- strings are `str` (`[1]` is not one), and refuse lone surrogates (`imad.text`).
+"""The kinds of value a constraints row allows (`imad.constraints`): integers, reals, booleans,
+options, texts, URLs, lists, string maps and instances. Each kind admits a Python value, parses
+a setting's text, and says in words what it allows; the checker (`imad.constraints.checker`)
+turns a refusal into a `ConfigError` naming the field.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import numbers
 import os
 import re
+import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from imad.errors import ConfigError
 from imad.jsonio import UntrustedJSONError, loads_untrusted
 from imad.text import first_lone_surrogate
 
@@ -56,7 +26,6 @@ _REAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]
 _MAX_NUMBER_TEXT = 400
 """Longest number text read (a 400-digit integer is still read, then refused by its bounds)."""
 _MAX_JSON_DEPTH = 8
-_SHOWN_CHARS = 80
 
 
 class Refused(ValueError):
@@ -131,7 +100,8 @@ class Integer(Constraint):
 class Real(Constraint):
     """A float between `low` and `high`; `closed` says which ends belong ("both", "left",
     "right", "neither"). ±inf is refused unless `finite=False`, NaN unless `nan=True` (a metric
-    undefined on its data). Ints become floats, unless `as_float=False` keeps them ints (a
+    undefined on its data), and always a subnormal number (0 < |x| < 2.2e-308: τ = 1e-320 in a
+    checkpoint is damage, not a threshold). Ints become floats, unless `as_float=False` keeps them ints (a
     stored record written back as it was read)."""
 
     low: float | None = None
@@ -153,6 +123,8 @@ class Real(Constraint):
                 return number
             raise Refused
         if self.finite and math.isinf(number):
+            raise Refused
+        if number != 0 and abs(number) < sys.float_info.min:  # subnormal: damage, not a setting
             raise Refused
         low_open = self.closed in ("right", "neither")
         if self.low is not None and (number < self.low or (number == self.low and low_open)):
@@ -342,168 +314,3 @@ class InstanceOf(Constraint):
     def __str__(self) -> str:
         kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
         return self.what or f"a {' or '.join(k.__name__ for k in kinds)} (not settable as text)"
-
-
-@dataclass(frozen=True, init=False)
-class Items(Constraint):
-    """A list (or tuple) of exactly one value per row, each allowed by its row: `Items((None,
-    Real(0, 1)), Boolean())` is `[score or null, flag]`. Stored as a tuple; no text form."""
-
-    rows: tuple[Allowed, ...]
-
-    def __init__(self, *rows: Allowed) -> None:
-        object.__setattr__(self, "rows", tuple(rows))
-
-    def admit(self, value: Any) -> tuple[Any, ...]:
-        if not isinstance(value, (list, tuple)) or len(value) != len(self.rows):
-            raise Refused
-        return tuple(_admit(item, row) for item, row in zip(value, self.rows, strict=True))
-
-    def parse(self, text: str) -> Any:
-        raise Refused
-
-    def __str__(self) -> str:
-        return "a list [" + ", ".join(describe(row) for row in self.rows) + "]"
-
-
-# --- the checker -----------------------------------------------------------------------------
-
-
-def _alternatives(allowed: Allowed) -> tuple[Constraint | None, ...]:
-    return allowed if isinstance(allowed, tuple) else (allowed,)
-
-
-def describe(allowed: Allowed) -> str:
-    """What a row allows, in words: "none or an integer in [1, 64]"."""
-    return " or ".join("none" if c is None else str(c) for c in _alternatives(allowed))
-
-
-def show(value: Any) -> str:
-    """A value for an error message: its repr, cut short (a 400-digit int stays readable)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
-        try:
-            return f"an integer of {len(str(abs(value)))} digits"
-        except ValueError:  # beyond Python's 4,300-digit str limit
-            return f"an integer of {value.bit_length():,} bits"
-    try:
-        text = repr(value)
-    except ValueError:  # an int beyond Python's 4,300-digit str limit, alone or inside a list
-        if isinstance(value, int):
-            return f"an integer of {value.bit_length():,} bits"
-        return f"a {type(value).__name__} holding an integer beyond 4,300 digits"
-    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "…"
-
-
-def _admit(value: Any, allowed: Allowed) -> Any:
-    """`value` as the first alternative of the row that takes it stores it, or `Refused`."""
-    for constraint in _alternatives(allowed):
-        if constraint is None:
-            if value is None:
-                return None
-            continue
-        try:
-            return constraint.admit(value)
-        except Refused:
-            continue
-    raise Refused
-
-
-def check_value(value: Any, allowed: Allowed, where: str, *, advice: str = "") -> Any:
-    """`value` as stored, or ConfigError(where, "must be …, got …[; advice]"); `advice` says
-    what to do instead, where the row alone cannot ("a non-finite p escalates as unparsed")."""
-    try:
-        return _admit(value, allowed)
-    except Refused:
-        raise ConfigError(where, f"must be {describe(allowed)}, got {show(value)}"
-                          + (f"; {advice}" if advice else "")) from None
-
-
-def parse_text(text: str, allowed: Allowed, where: str) -> Any:
-    """The value the text of a setting stands for, checked, or ConfigError naming `where`.
-
-    `none` / `null` mean None where the row allows None; otherwise the alternatives are tried
-    in order, each reading the text by its own type."""
-    alternatives = _alternatives(allowed)
-    if None in alternatives and text.strip().lower() in ("none", "null"):
-        return None
-    for constraint in alternatives:
-        if constraint is None:
-            continue
-        try:
-            return constraint.admit(constraint.parse(text))
-        except Refused:
-            continue
-    raise ConfigError(where, f"must be {describe(allowed)}, got {show(text)}")
-
-
-def ascii_int(text: str) -> int:
-    """An argparse `type=` for integer flags: ASCII digits only (`int()` alone reads '١٢' as 12)."""
-    try:
-        return Integer().admit(Integer().parse(text))
-    except Refused:
-        raise ValueError(text) from None  # argparse turns it into "invalid ascii_int value"
-
-
-def table_of(config_class: type) -> dict[str, Allowed]:
-    """The merged `constraints` rows of a class and its bases (a subclass's row wins)."""
-    table: dict[str, Allowed] = {}
-    for klass in reversed(config_class.__mro__):
-        table.update(vars(klass).get("constraints", {}))
-    return table
-
-
-def settable_fields(config_class: type) -> tuple[str, ...]:
-    """The dataclass fields a caller may pass (init=True), in declaration order."""
-    return tuple(f.name for f in dataclasses.fields(config_class) if f.init)
-
-
-def default_label(config_class: type) -> Callable[[str], str]:
-    return lambda name: f"{config_class.__name__}.{name}"
-
-
-def check_fields(instance: Any, label: Callable[[str], str] | None = None) -> None:
-    """Apply the class's table to every settable field of a dataclass instance (frozen or not),
-    storing each admitted value (an int in a float field becomes a float).
-
-    `label(field)` names a field in errors (default `ClassName.field`). A field with no row is a
-    bug in imad, not bad input: TypeError, so a new field cannot go unchecked."""
-    config_class = type(instance)
-    table = table_of(config_class)
-    name_of = label or default_label(config_class)
-    for name in settable_fields(config_class):
-        if name not in table:
-            raise TypeError(f"{config_class.__name__}.{name} has no row in its constraints table")
-        value = getattr(instance, name)
-        admitted = check_value(value, table[name], name_of(name))
-        if admitted is not value:
-            object.__setattr__(instance, name, admitted)
-
-
-def parse_settings(config_class: type, texts: Mapping[str, str],
-                   label: Callable[[str], str]) -> dict[str, Any]:
-    """KEY → text settings as typed, checked field values of `config_class`.
-
-    An unknown key is a ConfigError listing the known fields; `label(key)` names a key in errors
-    (e.g. `--set n_agents`)."""
-    table = table_of(config_class)
-    known = settable_fields(config_class)
-    values: dict[str, Any] = {}
-    for key, text in texts.items():
-        if key not in known:
-            raise ConfigError(label(key), f"unknown setting of {config_class.__name__}; known: "
-                              + ", ".join(known))
-        values[key] = parse_text(text, table[key], label(key))
-    return values
-
-
-# --- bounds shared by several tables (README "Limits") ------------------------------------------
-
-MAX_SEED = 2**31 - 1
-"""Seeds fit llama.cpp's uint32 even after a debate adds 1000·round + agent to them."""
-MAX_TIMEOUT_S = 86_400.0
-"""One day: longer than any real call, and far below where `socket.settimeout` overflows."""
-MAX_THREADS = max(2, os.cpu_count() or 1)
-"""This machine's CPU count (at least 2, the embedded model's default): more threads only
-oversubscribe the cores, and ~1,000 make libgomp's thread creation fail (a native crash)."""
-MAX_COMPLETION_TOKENS = 32_768
-"""Completion tokens of one call; no reply imad asks for comes near it."""
