@@ -21,7 +21,8 @@ from imad.router.router import Router
 from imad.router.threshold import ValidationSet
 from imad.text import first_lone_surrogate
 
-__all__ = ["AnswerScores", "corpus_jsonl_files", "read_answer_scores", "read_validation_set"]
+__all__ = ["AnswerScores", "answer_scores_from_log", "corpus_jsonl_files", "read_answer_scores",
+           "read_validation_set"]
 
 
 def read_validation_set(router: Router, paths: Sequence[str | Path]) -> ValidationSet:
@@ -63,6 +64,28 @@ def read_answer_scores(router: Router, paths: Sequence[str | Path]) -> AnswerSco
     matrix = _features(router, parsed)
     return AnswerScores(router.predict_raw(matrix), [r.label for r in parsed],
                         len(records) - len(parsed), [str(file) for file in files])
+
+
+def answer_scores_from_log(router: Router, log: str | Path, *, since: float | None = None,
+                           until: float | None = None) -> AnswerScores:
+    """The raw scores (and labels, where given) of a decision log's scored decisions that served
+    the single answer (`imad.decision_log.labelled`): what `imad calibrate --recalibrate …
+    --log PATH` fits on. The rows must come from this router — their raw scores are its
+    network's — so rows of another router are a `DatasetError` naming both. `files` names the
+    log, the rows used and their time range, for the new version's model card."""
+    from imad.decision_log.labelled import labelled_scores
+
+    scores = labelled_scores(log, since=since, until=until, include_unlabelled=True)
+    if not scores.rows:
+        raise DatasetError(f"{scores.describe()} (rows that served the single answer and carry "
+                           "the router's raw score); record more traffic or widen --since")
+    others = [name for name in scores.routers if name != router.name]
+    if others:
+        raise DatasetError(f"the decision log {log} holds scores of router(s) {', '.join(others)}, "
+                           f"not only of {router.name!r}: their raw scores are another network's; "
+                           f"recalibrate that router (--router NAME) or pass --since to skip them")
+    labels = [None if np.isnan(value) else int(value) for value in scores.correct]
+    return AnswerScores(scores.raw_scores, labels, scores.skipped_unscored, [scores.describe()])
 
 
 def _features(router: Router, records: Sequence[CorpusRecord]) -> np.ndarray:

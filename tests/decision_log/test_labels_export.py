@@ -123,6 +123,9 @@ def test_labelled_scores_use_single_answer_rows_in_the_time_range(tmp_path):
     assert result.raw_scores.tolist() == [decision_row(i)["raw_score"] for i in (0, 3, 4, 5, 6, 7)]
     assert (result.first_time, result.last_time) == (T0, T0 + 7 * 60)
     assert (result.skipped_debate_served, result.skipped_unscored) == (1, 1)
-    assert "6 labelled decisions" in result.describe()
+    assert "6 decisions of" in result.describe() and "(6 labelled, 3 correct)" in result.describe()
+    assert result.routers == ("imad-router-v2",)
+    everything = labelled_scores(path, include_unlabelled=True)
+    assert everything.rows == 8 and everything.labelled == 7  # row 9: scored, unlabelled
     with pytest.raises(DecisionLogError, match="6 usable, at least 50 needed"):
         labelled_scores(path, since=T0, until=T0 + 8 * 60, min_rows=50)
