@@ -33,8 +33,9 @@ __all__ = ["SPLIT_HINT", "add_arguments", "recalibrate", "report", "run", "targe
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_calibration_arguments(parser)
     parser.add_argument("--log", default=None, metavar="PATH",
-                        help="with --recalibrate: fit on a decision log's scored decisions (the "
-                             "labelled ones for platt, isotonic, temperature) instead of --corpus")
+                        help="instead of --corpus, a decision log: --recalibrate fits on its scored "
+                             "decisions (the labelled ones for platt, isotonic, temperature), "
+                             "--target-trigger-rate chooses τ on its traffic's p")
     parser.add_argument("--since", default=None, metavar="T",
                         help=f"with --log: only decisions from T: {SINCE_FORMS}")
 
@@ -46,9 +47,12 @@ def run(args: argparse.Namespace) -> int:
     target = target_from_args(args)
     if args.recalibrate is not None:
         return recalibrate(args)
-    if args.log is not None:
-        raise ConfigError("--log", "goes with --recalibrate METHOD; choosing τ on a decision log is "
-                                   "not built yet: recalibrate on it, then choose τ with --corpus")
+    read_log = answers_from_log(args, validation=True)
+    if read_log is not None:
+        result = calibrate_router(args.router, read_log, **target, out=args.out,
+                                  overwrite=args.overwrite)
+        report(result, as_json=args.json)
+        return 0
     if not args.corpus:
         raise ConfigError("corpus (--corpus)", f"give the validation answers to choose τ on; {SPLIT_HINT}")
     result = calibrate_router(
@@ -58,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def answers_from_log(args: argparse.Namespace):
-    """`--log PATH [--since T]` as the reader `recalibrate_router` takes; None without --log."""
+def answers_from_log(args: argparse.Namespace, *, validation: bool = False):
+    """`--log PATH [--since T]` as the reader `recalibrate_router` takes (`validation`: the one
+    `calibrate_router` takes); None without --log."""
     if args.log is None:
         if args.since is not None:
             raise ConfigError("--since", "selects decision-log rows: give --log PATH too")
@@ -67,10 +72,11 @@ def answers_from_log(args: argparse.Namespace):
     if args.corpus:
         raise ConfigError("--log", "fit on a decision log or on --corpus files, not both")
     from imad.cli.time_flags import parse_since
-    from imad.router.calibration_set import answer_scores_from_log
+    from imad.router.calibration_set import answer_scores_from_log, validation_set_from_log
 
     since = None if args.since is None else parse_since(args.since)
-    return lambda router: answer_scores_from_log(router, args.log, since=since)
+    read = validation_set_from_log if validation else answer_scores_from_log
+    return lambda router: read(router, args.log, since=since)
 
 
 def recalibrate(args: argparse.Namespace) -> int:

@@ -60,10 +60,27 @@ def test_since_selects_the_rows(router_dir, tmp_path, capsys):
     assert (record["answers"], record["labelled"]) == (60, 20)
 
 
+def test_tau_for_a_trigger_rate_on_a_log(router_dir, tmp_path, capsys):
+    log = tmp_path / "decisions.db"
+    write_log(log, Router.load(router_dir).name)
+    with DecisionLog(log) as writer:  # one unscored decision: it always escalates
+        writer.record({**decision_row(500), "router_name": Router.load(router_dir).name, "p": None})
+    assert main(["calibrate", "--router", str(router_dir), "--target-trigger-rate", "0.25",
+                 "--log", str(log), "--out", str(tmp_path / "v"), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    store = open_for_reading(log)
+    p = sorted(row["p"] for row in store.rows() if row["p"] is not None)
+    store.close()
+    tau = record["tau"]
+    escalated = sum(value < tau for value in p) + 1
+    assert escalated == 30 and escalated / 121 <= 0.25 < (escalated + 1) / 121
+    assert Router.load(tmp_path / "v").tau == pytest.approx(tau)
+
+
 @pytest.mark.parametrize(("flags", "status", "message"), [
     (["--recalibrate", "platt", "--log", "LOG", "--corpus", "x.jsonl"], 2, "--log: fit on a decision log"),
     (["--recalibrate", "platt", "--since", "2026-12-01"], 2, "--since: selects decision-log rows"),
-    (["--target-trigger-rate", "0.2", "--log", "LOG"], 2, "--log: goes with --recalibrate"),
+    (["--target-trigger-rate", "0.2", "--log", "OTHER"], 3, "holds decisions of router(s) someone-else"),
     (["--recalibrate", "platt", "--log", "LOG", "--since", "soon"], 2, "--since: 'soon' is not a time"),
     (["--recalibrate", "platt", "--log", "OTHER"], 3, "holds scores of router(s) someone-else"),
     (["--recalibrate", "platt", "--log", "MISSING"], 3, "not found"),
