@@ -45,16 +45,18 @@ def make_rows(count: int, seed: int = 0) -> list[dict]:
     for index in range(count):
         p = rng.random()
         rows.append({
-            "id": f"chatcmpl-{seed}-{index:08d}", "model": "gpt-x", "router_name": "imad-router-v2",
+            "response_id": f"chatcmpl-{seed}-{index:08d}", "served_model": "gpt-x",
+            "router_name": "imad-router-v2",
             "router_version": "2", "router_hash": "ab" * 32, "calibrator": "identity",
-            "policy_rule": "fixed", "tau": 0.6, "tau_source": "checkpoint", "raw_score": p, "p": p,
+            "policy_rule": "fixed", "tau": 0.6, "tau_source": "checkpoint", "raw": p, "p": p,
             "uncertainty": rng.random(), "ood_score": rng.random() * 20, "ood": False,
-            "outcome": "kept" if p >= 0.6 else "below_tau", "escalate": p < 0.6,
-            "would_escalate": p < 0.6,
+            "outcome": "kept" if p >= 0.6 else "below_tau", "escalated": p < 0.6,
+            "would_escalate": None,
             "reasons": [f"p {p:.2f} vs τ 0.60", "familiar answer", "parsed"],
             "features": {name: rng.random() * 10 for name in FEATURES},
-            "tokens": {"critique_prompt": 420, "critique_completion": 83, "debate": 0},
-            "question_sha256": f"{index:064x}", "single_answer": "B", "served": "single",
+            "critique_prompt_tokens": 420, "critique_completion_tokens": 83,
+            "debate_prompt_tokens": 0, "debate_completion_tokens": 0,
+            "question_sha256": f"{index:064x}", "single_answer": "B", "served": "single_agent",
             "shadow_debate": False, "confidence": rng.random(),
         })
     return rows
@@ -94,7 +96,7 @@ def time_report(folder: Path, count: int) -> tuple[float, dict]:
     rng = random.Random(1)
     store = open_for_reading(path, writable=True)
     with store.transaction() as connection:
-        _upsert(connection, [Label(row["id"], rng.random() < row["p"]) for row in rows[::5]], 0.0)
+        _upsert(connection, [Label(row["response_id"], rng.random() < row["p"]) for row in rows[::5]], 0.0)
     store.close()
     start = time.perf_counter()
     card = report_card(path)

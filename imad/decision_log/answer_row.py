@@ -50,26 +50,26 @@ def answer_row(answer: Any, *, completion_id: str, model: str, identity: RouterI
     critique = answer.critique
     parsed = critique.response
     debate = answer.debate
-    served_debate = answer.source == "debate"
-    tokens = {"critique_prompt": critique.prompt_tokens,
-              "critique_completion": critique.completion_tokens}
-    if debate is not None:
-        tokens |= {"debate_prompt": debate.prompt_tokens,
-                   "debate_completion": debate.completion_tokens}
+    served = "single_agent" if shadow and answer.source == "debate" else answer.source
     return {
-        "id": completion_id, "model": model, "router_name": identity.name,
+        "response_id": completion_id, "served_model": model, "router_name": identity.name,
         "router_version": identity.version, "router_hash": identity.hash,
         "calibrator": identity.calibrator, "policy_rule": policy_rule,
         "tau": decision.tau, "tau_source": decision.tau_source,
-        "raw_score": getattr(decision, "raw", None), "p": decision.p,
+        "raw": getattr(decision, "raw", None), "p": decision.p,
         "uncertainty": decision.uncertainty, "ood_score": decision.ood_score, "ood": decision.ood,
-        "outcome": decision.outcome, "escalate": served_debate and not shadow,
-        "would_escalate": decision.escalate, "reasons": list(decision.reasons),
-        "features": getattr(decision, "features", None), "tokens": tokens,
-        "question": answer.question.text,
+        "ood_policy": decision.ood_policy, "outcome": decision.outcome,
+        "escalated": decision.escalate and not shadow,
+        "would_escalate": decision.escalate if shadow else None, "reasons": list(decision.reasons),
+        "features": getattr(decision, "features", None),
+        "critique_prompt_tokens": critique.prompt_tokens,
+        "critique_completion_tokens": critique.completion_tokens,
+        "debate_prompt_tokens": 0 if debate is None else debate.prompt_tokens,
+        "debate_completion_tokens": 0 if debate is None else debate.completion_tokens,
+        "question": answer.question.text, "error": answer.error,
+        "upstream_model": critique.model_id,
         "single_answer": None if parsed is None else parsed.final_answer,
-        "debate_answer": None if debate is None else debate.final_answer,
-        "served": "debate" if served_debate and not shadow else "single",
-        "shadow_debate": False,
+        "debate_answer": None if debate is None or not debate.final_answer else debate.final_answer,
+        "served": served, "shadow_debate": False,
         "confidence": None if parsed is None else parsed.confidence_critique,
     }

@@ -19,15 +19,15 @@ from typing import Any
 
 from imad.jsonio import loads_untrusted
 
-ID = "id"
+ID = "response_id"
 """The column holding the completion id: unique, what labels and feedback name."""
 TIME = "time"
 """When the decision was made, unix seconds (UTC): windows, --since and pruning read it."""
-MODEL = "model"
+MODEL = "served_model"
 """The served model name (the report's by-model rows, --model)."""
-ESCALATED = "escalate"
+ESCALATED = "escalated"
 """True when the debate's answer was served."""
-RAW = "raw_score"
+RAW = "raw"
 """The network's score before the calibrator (what a recalibration fits on)."""
 SERVED = "served"
 """Which answer was served; "debate" for the debate's (a label then is about the debate)."""
@@ -81,45 +81,52 @@ def _column(name: str, sqlite_type: str, meaning: str, codec: str = "plain") -> 
 
 
 LOG_COLUMNS: tuple[LogColumn, ...] = (
-    _column("id", "TEXT", "the completion id the response carried (unique)"),
-    _column("time", "REAL", "when the decision was made, unix seconds (UTC)"),
-    _column("model", "TEXT", "the served model name the request asked for"),
-    _column("router_name", "TEXT", "the router checkpoint's name"),
-    _column("router_version", "TEXT", "the router checkpoint's version"),
-    _column("router_hash", "TEXT", "SHA-256 of the router's weights and config"),
-    _column("calibrator", "TEXT", "the calibrator mapping the raw score to p"),
-    _column("policy_rule", "TEXT", "the policy that decided (fixed threshold, budget, shadow)"),
+    _column("response_id", "TEXT", "the completion id the response carried (unique)"),
+    _column("p", "REAL", "P(answer correct) after calibration; NULL when not scored"),
+    _column("raw", "REAL", "the network's score before calibration"),
+    _column("uncertainty", "REAL", "the uncertainty head u"),
     _column("tau", "REAL", "the threshold τ the decision compared p with"),
     _column("tau_source", "TEXT", "where τ came from: checkpoint, request or budget"),
-    _column("raw_score", "REAL", "the network's score before calibration"),
-    _column("p", "REAL", "P(answer correct) after calibration; NULL when not scored"),
-    _column("uncertainty", "REAL", "the uncertainty head u"),
+    _column("escalated", "INTEGER", "true when the policy sent the answer to a debate", "bool"),
+    _column("outcome", "TEXT", "kept, below_tau, unparsed, non_finite or ood"),
+    _column("reasons", "TEXT", "the decision's reasons, a JSON list of strings", "json"),
+    _column("features", "TEXT", "the features, a JSON object name → value", "json"),
     _column("ood_score", "REAL", "how unlike the training rows the answer is"),
     _column("ood", "INTEGER", "true when ood_score is above the checkpoint's threshold", "bool"),
-    _column("outcome", "TEXT", "kept, below_tau, unparsed, non_finite or ood"),
-    _column("escalate", "INTEGER", "true when the debate's answer was served", "bool"),
-    _column("would_escalate", "INTEGER", "true when the policy decided to escalate (shadow "
-            "mode serves the single answer anyway)", "bool"),
-    _column("reasons", "TEXT", "the decision's reasons, a JSON list of strings", "json"),
-    _column("features", "TEXT", "the 41 features, a JSON object name → value", "json"),
-    _column("tokens", "TEXT", "tokens by phase, a JSON object phase → count", "json"),
-    _column("question_sha256", "TEXT", "SHA-256 of the question text"),
-    _column("question", "TEXT", "the question text (only with --log-text)"),
+    _column("ood_policy", "TEXT", "what ood does: flag or escalate"),
+    _column("served", "TEXT", "which answer was served: single_agent, debate, "
+            "single_agent_fallback or none"),
     _column("single_answer", "TEXT", "the self-critique's answer"),
     _column("debate_answer", "TEXT", "the debate's answer, served or shadow; NULL without one"),
-    _column("served", "TEXT", "which answer was served: single or debate"),
+    _column("error", "TEXT", "a recorded non-fatal failure (e.g. the debate's)"),
+    _column("upstream_model", "TEXT", "the chat model behind the router"),
+    *(_column(f"{phase}_{kind}_tokens", "INTEGER", f"{kind} tokens of the {phase} calls")
+      for phase in ("critique", "debate") for kind in ("prompt", "completion")),
+    _column("backend", "TEXT", "the debate back-end an escalation goes to"),
+    _column("served_model", "TEXT", "the served model name the request asked for"),
+    _column("time", "REAL", "when the decision was made, unix seconds (UTC)"),
+    _column("router_name", "TEXT", "the router checkpoint's name"),
+    _column("router_version", "TEXT", "the router checkpoint's version"),
+    _column("router_hash", "TEXT", "SHA-256 of the router's config (weights' hash, calibrator, τ)"),
+    _column("calibrator", "TEXT", "the calibrator mapping the raw score to p"),
+    _column("policy_rule", "TEXT", "the threshold rule: fixed or budget"),
+    _column("would_escalate", "INTEGER", "in shadow mode, what the policy decided (the single "
+            "answer was served anyway); NULL when it decided", "bool"),
+    _column("question_sha256", "TEXT", "SHA-256 of the question text"),
+    _column("question", "TEXT", "the question text (only with --log-text)"),
     _column("shadow_debate", "INTEGER", "true when the debate ran in shadow, after the response",
             "bool"),
     _column("confidence", "REAL", "the verbal confidence of the self-critique (the report's "
             "baseline)"),
 )
-"""The interim column list (issue 32 item 2); `id` and `time` are required in every list."""
+"""The interim column list (issue 32 item 2), named as the decision schema's `log` view names
+them (issue 33); `response_id` and `time` are required in every list."""
 
 REQUIRED_COLUMNS = (ID, TIME)
 
 
 def check_columns(columns: Sequence[LogColumn]) -> tuple[LogColumn, ...]:
-    """The list as a tuple, or ValueError when a name repeats or `id`/`time` is missing."""
+    """The list as a tuple, or ValueError when a name repeats or `ID`/`TIME` is missing."""
     names = [column.name for column in columns]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:

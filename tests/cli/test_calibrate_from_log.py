@@ -27,14 +27,14 @@ def write_log(path, router_name: str, count: int = 120, labelled: int = 80) -> N
     rows = []
     for index in range(count):
         raw = rng.random()
-        rows.append({**decision_row(index), "router_name": router_name, "raw_score": raw, "p": raw,
-                     "served": "single"})
+        rows.append({**decision_row(index), "router_name": router_name, "raw": raw, "p": raw,
+                     "served": "single_agent"})
     with DecisionLog(path) as log:
         for row in rows:
             log.record(row)
     store = open_for_reading(path, writable=True)
     for row in rows[:labelled]:  # right more often at a high raw score: a Platt map to fit
-        set_label(store, Label(row["id"], rng.random() < 0.2 + 0.6 * row["raw_score"]))
+        set_label(store, Label(row["response_id"], rng.random() < 0.2 + 0.6 * row["raw"]))
     store.close()
 
 

@@ -15,16 +15,21 @@ def decision_row(index: int, *, rng: random.Random | None = None, model: str = "
     p = rng.random()
     would = p < 0.6
     return {
-        "id": f"chatcmpl-{index:06d}", "time": T0 + index * 60.0 if time is None else time,
-        "model": model, "router_name": "imad-router-v2", "router_version": "2",
+        "response_id": f"chatcmpl-{index:06d}",
+        "time": T0 + index * 60.0 if time is None else time,
+        "served_model": model, "router_name": "imad-router-v2", "router_version": "2",
         "router_hash": "ab" * 32, "calibrator": "identity", "policy_rule": "fixed",
-        "tau": 0.6, "tau_source": "checkpoint", "raw_score": p, "p": p, "uncertainty": 0.1,
-        "ood_score": 3.0, "ood": index % 10 == 0, "outcome": "below_tau" if would else "kept",
-        "escalate": would and not shadow, "would_escalate": would,
+        "tau": 0.6, "tau_source": "checkpoint", "raw": p, "p": p, "uncertainty": 0.1,
+        "ood_score": 3.0, "ood": index % 10 == 0, "ood_policy": "flag",
+        "outcome": "below_tau" if would else "kept",
+        "escalated": would and not shadow, "would_escalate": would if shadow else None,
         "reasons": [f"p {p:.2f} vs τ 0.60"], "features": {"q_tokens": 12.0, "a_len": 3.0},
-        "tokens": {"critique": 500, "debate": 0}, "question": f"question {index}?",
+        "critique_prompt_tokens": 420, "critique_completion_tokens": 80,
+        "debate_prompt_tokens": 0, "debate_completion_tokens": 0,
+        "backend": "svrmad", "upstream_model": "echo", "error": None,
+        "question": f"question {index}?",
         "single_answer": "A" if index % 3 else "B", "debate_answer": "B" if shadow else None,
-        "served": "single" if (shadow or not would) else "debate", "shadow_debate": shadow,
+        "served": "single_agent" if (shadow or not would) else "debate", "shadow_debate": shadow,
         "confidence": rng.random(),
     }
 

@@ -81,7 +81,7 @@ def test_jsonl_export_round_trips_every_column_and_label(log_path, tmp_path):
     out = tmp_path / "export.jsonl"
     assert main(["log", "export", "--log", str(log_path), "--format", "jsonl", "--out", str(out)]) == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [record["id"] for record in records] == [f"chatcmpl-{i:06d}" for i in range(6)]
+    assert [record["response_id"] for record in records] == [f"chatcmpl-{i:06d}" for i in range(6)]
     original = decision_row(3)
     assert records[3]["features"] == original["features"] and records[3]["reasons"] == original["reasons"]
     assert records[3]["p"] == original["p"] and records[3]["ood"] is original["ood"]
@@ -92,7 +92,7 @@ def test_jsonl_export_round_trips_every_column_and_label(log_path, tmp_path):
 def test_export_since_selects_by_time(log_path, capsys):
     assert main(["log", "export", "--log", str(log_path), "--format", "jsonl",
                  "--since", str(int(T0 + 4 * 60))]) == 0
-    ids = [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()]
+    ids = [json.loads(line)["response_id"] for line in capsys.readouterr().out.splitlines()]
     assert ids == ["chatcmpl-000004", "chatcmpl-000005"]
 
 
@@ -101,7 +101,7 @@ def test_parquet_export_matches_the_jsonl_export(log_path, tmp_path):
     out = tmp_path / "export.parquet"
     assert main(["log", "export", "--log", str(log_path), "--format", "parquet", "--out", str(out)]) == 0
     table = parquet.read_table(out).to_pylist()
-    assert [row["id"] for row in table] == [f"chatcmpl-{i:06d}" for i in range(6)]
+    assert [row["response_id"] for row in table] == [f"chatcmpl-{i:06d}" for i in range(6)]
     assert json.loads(table[1]["features"]) == decision_row(1)["features"]
     assert table[1]["p"] == decision_row(1)["p"] and table[1]["shadow_debate"] is False
 
@@ -120,7 +120,7 @@ def test_labelled_scores_use_single_answer_rows_in_the_time_range(tmp_path):
     result = labelled_scores(path, since=T0, until=T0 + 8 * 60)
     assert result.ids == tuple(f"chatcmpl-{i:06d}" for i in (0, 3, 4, 5, 6, 7))
     assert result.correct.tolist() == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
-    assert result.raw_scores.tolist() == [decision_row(i)["raw_score"] for i in (0, 3, 4, 5, 6, 7)]
+    assert result.raw_scores.tolist() == [decision_row(i)["raw"] for i in (0, 3, 4, 5, 6, 7)]
     assert (result.first_time, result.last_time) == (T0, T0 + 7 * 60)
     assert (result.skipped_debate_served, result.skipped_unscored) == (1, 1)
     assert "6 decisions of" in result.describe() and "(6 labelled, 3 correct)" in result.describe()

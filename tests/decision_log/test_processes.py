@@ -23,9 +23,9 @@ WRITER = textwrap.dedent("""
     path, name, count, shared = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     log = DecisionLog(path, batch_size=16)
     for index in range(count):
-        log.record({"id": f"{name}-{index}", "p": index / count, "reasons": [name]})
+        log.record({"response_id": f"{name}-{index}", "p": index / count, "reasons": [name]})
         if index < shared:
-            log.record({"id": f"shared-{index}", "p": 0.5})
+            log.record({"response_id": f"shared-{index}", "p": 0.5})
     log.close()
     print(json.dumps({"written": log.stats.written, "duplicates": log.stats.duplicates,
                       "dropped": log.stats.dropped_total}))
@@ -36,7 +36,7 @@ KILLED = textwrap.dedent("""
     from imad.decision_log import DecisionLog
     log = DecisionLog(sys.argv[1], batch_size=7)
     for index in range(10_000_000):
-        log.record({"id": f"row-{index}", "p": 0.5, "features": {"n": index}})
+        log.record({"response_id": f"row-{index}", "p": 0.5, "features": {"n": index}})
         if index % 10 == 9:
             log.flush()
             print(index + 1, flush=True)
@@ -52,7 +52,7 @@ def test_concurrent_processes_lose_and_duplicate_nothing(tmp_path):
     reports = [json.loads(child.communicate(timeout=300)[0]) for child in children]
     assert all(child.returncode == 0 for child in children)
     store = open_for_reading(path)
-    ids = [row["id"] for row in store.rows()]
+    ids = [row["response_id"] for row in store.rows()]
     store.close()
     expected = {f"w{k}-{i}" for k in range(WRITERS) for i in range(ROWS_EACH)}
     expected |= {f"shared-{i}" for i in range(SHARED)}
@@ -88,33 +88,33 @@ def test_a_writer_killed_mid_stream_leaves_every_committed_row(tmp_path):
     assert child.returncode == -signal.SIGKILL
     store = open_for_reading(path)
     assert store.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    numbers = sorted(int(row["id"].split("-")[1]) for row in store.rows())
+    numbers = sorted(int(row["response_id"].split("-")[1]) for row in store.rows())
     store.close()
     assert len(numbers) >= committed
     assert numbers == list(range(len(numbers)))  # a prefix: nothing committed is missing
     with DecisionLog(path) as log:  # the writer after the crash appends as usual
-        log.record({"id": "after-the-crash", "p": 0.1})
+        log.record({"response_id": "after-the-crash", "p": 0.1})
     assert log.stats.written == 1
 
 
 def test_a_forked_child_writes_through_its_own_thread_and_connection(tmp_path):
     path = tmp_path / "log.db"
     log = DecisionLog(path)
-    log.record({"id": "parent-0"})
+    log.record({"response_id": "parent-0"})
     log.flush()
     child = os.fork()
     if child == 0:  # the child: record, close, and leave without running the parent's cleanup
         status = 1
         try:
-            log.record({"id": "child-0"})
+            log.record({"response_id": "child-0"})
             log.close()
             status = 0 if log.stats.written == 2 else 2  # the parent's row counted before the fork
         finally:
             os._exit(status)
     _, status = os.waitpid(child, 0)
-    log.record({"id": "parent-1"})
+    log.record({"response_id": "parent-1"})
     log.close()
     assert os.waitstatus_to_exitcode(status) == 0
     store = open_for_reading(path)
-    assert sorted(row["id"] for row in store.rows()) == ["child-0", "parent-0", "parent-1"]
+    assert sorted(row["response_id"] for row in store.rows()) == ["child-0", "parent-0", "parent-1"]
     store.close()

@@ -30,7 +30,7 @@ def test_rows_round_trip_with_text(tmp_path):
     with DecisionLog(tmp_path / "log.db", log_text=True) as log:
         assert all(log.record(row) for row in rows)
     back = written(tmp_path / "log.db")
-    assert [row["id"] for row in back] == [row["id"] for row in rows]
+    assert [row["response_id"] for row in back] == [row["response_id"] for row in rows]
     for original, stored in zip(rows, back, strict=True):
         for column in LOG_COLUMNS:
             expected = original.get(column.name)
@@ -73,7 +73,7 @@ def test_max_rows_prunes_the_oldest_and_their_labels(tmp_path):
         for index in range(4, 25):
             log.record(decision_row(index))
     back = written(path)
-    assert [row["id"] for row in back] == [f"chatcmpl-{index:06d}" for index in range(15, 25)]
+    assert [row["response_id"] for row in back] == [f"chatcmpl-{index:06d}" for index in range(15, 25)]
     assert log.stats.pruned == 15 and log.stats.written == 25
     assert store.connection.execute("SELECT count(*) FROM labels").fetchone()[0] == 0
     store.close()
@@ -81,15 +81,16 @@ def test_max_rows_prunes_the_oldest_and_their_labels(tmp_path):
 
 def test_the_schema_is_versioned_and_a_new_column_is_added_on_open(tmp_path):
     path = tmp_path / "log.db"
-    with DecisionLog(path, columns=LOG_COLUMNS[:3]) as log:
-        log.record({"id": "a", "time": 1.0, "model": "m"})
-    extended = (*LOG_COLUMNS[:3], LogColumn("note", "TEXT", "a column added later"))
+    first = tuple(column for column in LOG_COLUMNS if column.name in ("response_id", "time", "p"))
+    with DecisionLog(path, columns=first) as log:
+        log.record({"response_id": "a", "time": 1.0, "p": 0.5})
+    extended = (*first, LogColumn("note", "TEXT", "a column added later"))
     with DecisionLog(path, columns=extended) as log:
-        log.record({"id": "b", "time": 2.0, "note": "hello"})
+        log.record({"response_id": "b", "time": 2.0, "note": "hello"})
     connection = sqlite3.connect(path)
     meta = dict(connection.execute("SELECT key, value FROM meta"))
     assert meta["format"] == "imad-decision-log" and int(meta["schema_version"]) == SCHEMA_VERSION
-    assert connection.execute("SELECT id, note FROM decisions ORDER BY seq").fetchall() == [
+    assert connection.execute("SELECT response_id, note FROM decisions ORDER BY seq").fetchall() == [
         ("a", None), ("b", "hello")]
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -105,10 +106,10 @@ def test_record_after_close_is_a_counted_drop(tmp_path):
 def test_a_bad_row_is_dropped_and_its_batch_neighbours_written(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, "imad.decision_log"), \
             DecisionLog(tmp_path / "log.db") as log:
-        log.record({"id": "x", "not_a_column": 1})
-        log.record({"id": "", "time": 1.0})
+        log.record({"response_id": "x", "not_a_column": 1})
+        log.record({"response_id": "", "time": 1.0})
         log.record(decision_row(2))
-    assert [row["id"] for row in written(tmp_path / "log.db")] == ["chatcmpl-000002"]
+    assert [row["response_id"] for row in written(tmp_path / "log.db")] == ["chatcmpl-000002"]
     assert log.stats.dropped == {"bad_row": 2}
     assert len(caplog.records) == 1 and "not_a_column" in caplog.records[0].getMessage()
 
@@ -222,14 +223,14 @@ def test_a_label_runs_after_the_rows_queued_before_it(tmp_path):
 def test_an_amendment_adds_the_shadow_debate_to_its_row(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, "imad.decision_log"), DecisionLog(tmp_path / "log.db") as log:
         log.record({**decision_row(4), "debate_answer": None, "shadow_debate": True})
-        assert log.amend({"id": "chatcmpl-000004", "debate_answer": "C ",
-                          "tokens": {"critique": 500, "debate": 4200}})
-        assert log.amend({"id": "chatcmpl-000404", "debate_answer": "C"})
-        assert log.amend({"id": "chatcmpl-000004", "nope": 1})
+        assert log.amend({"response_id": "chatcmpl-000004", "debate_answer": "C ",
+                          "debate_prompt_tokens": 4200})
+        assert log.amend({"response_id": "chatcmpl-000404", "debate_answer": "C"})
+        assert log.amend({"response_id": "chatcmpl-000004", "nope": 1})
         assert log.amend(None) is False
     stored = written(tmp_path / "log.db")[0]
     assert stored["debate_answer"] == "sha256:" + hashlib.sha256(b"c").hexdigest()
-    assert stored["tokens"] == {"critique": 500, "debate": 4200}
+    assert (stored["debate_prompt_tokens"], stored["critique_prompt_tokens"]) == (4200, 420)
     assert stored["single_answer"] == "sha256:" + hashlib.sha256(b"a").hexdigest()
     assert log.stats.amended == 1
     assert log.stats.dropped == {"unknown_id": 1, "bad_row": 2}

@@ -197,7 +197,7 @@ def test_a_row_that_is_not_a_mapping_is_a_counted_drop(row, tmp_path):
 
 
 @pytest.mark.parametrize(("column", "value"), [("features", "[" * 5000), ("reasons", "{not json"),
-                                               ("tokens", '{"a": NaN}'), ("reasons", "9" * 500)])
+                                               ("features", '{"a": NaN}'), ("reasons", "9" * 500)])
 def test_a_json_column_imad_did_not_write_is_one_error_line(column, value, tmp_path, capsys):
     log = valid_log(tmp_path / "log.db")
     sql(log, f"UPDATE decisions SET {column} = ?", (value,))

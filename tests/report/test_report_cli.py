@@ -33,7 +33,7 @@ def shadow_log(tmp_path):
     pairs = labelled_rows(120, seed=7, shadow=True)
     path = tmp_path / "log.db"
     make_log(path, [row for row, _ in pairs],
-             [(row["id"], correct, None) for row, correct in pairs[:90]])
+             [(row["response_id"], correct, None) for row, correct in pairs[:90]])
     return path, pairs
 
 
@@ -59,7 +59,7 @@ def test_json_card_counts_and_auroc_equal_sklearn(shadow_log, capsys):
 def test_too_few_labels_are_said_in_words_never_nan(tmp_path, capsys):
     pairs = labelled_rows(40, seed=1)
     path = tmp_path / "log.db"
-    make_log(path, [row for row, _ in pairs], [(pairs[i][0]["id"], i < 3, None) for i in range(8)])
+    make_log(path, [row for row, _ in pairs], [(pairs[i][0]["response_id"], i < 3, None) for i in range(8)])
     assert main(["report", "--log", str(path), "--json"]) == 0
     text = capsys.readouterr().out
     card = json.loads(text)
@@ -116,7 +116,7 @@ def test_shadow_debates_by_decile_fixed_and_broke(tmp_path):
                "debate_answer": "B" if i % 4 == 0 else "a "}
         rows.append(row)
         if i < 20:  # labelled: the single answer wrong where i is a multiple of 8
-            labels.append((row["id"], i % 8 != 0, True))
+            labels.append((row["response_id"], i % 8 != 0, True))
     path = tmp_path / "log.db"
     make_log(path, rows, labels, log_text=True)
     shadow = report_card(path)["shadow"]

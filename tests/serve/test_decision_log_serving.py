@@ -48,20 +48,21 @@ def test_every_answer_is_one_row_equal_to_its_response(start_server, tmp_path):
         responses[response.headers["x-request-id"]] = (index, model, response)
     server.stop(timeout_s=15)  # shutting down flushes the writer
     rows = rows_of(path)
-    assert sorted(row["id"] for row in rows) == sorted(responses)
+    assert sorted(row["response_id"] for row in rows) == sorted(responses)
     for row in rows:
-        index, model, response = responses[row["id"]]
-        assert (row["model"], row["question"]) == (model, tagged_question(index))
-        assert row["escalate"] is (model == "imad-svrmad-1") and row["would_escalate"] is row["escalate"]
-        assert row["served"] == ("debate" if row["escalate"] else "single")
+        index, model, response = responses[row["response_id"]]
+        assert (row["served_model"], row["question"]) == (model, tagged_question(index))
+        assert row["escalated"] is (model == "imad-svrmad-1") and row["would_escalate"] is None
+        assert row["served"] == ("debate" if row["escalated"] else "single_agent")
+        assert (row["backend"], row["policy_rule"]) == ("svrmad", "fixed")
         assert row["single_answer"] == str(index)
         assert row["router_hash"] and len(row["router_hash"]) == 64
         assert row["question_sha256"] == hashlib.sha256(tagged_question(index).encode()).hexdigest()
         if index != 5:  # the streamed one carries its decision in the header only
             info = response.json()["imad"]
             assert (row["p"], row["tau"], row["tau_source"]) == (info["p"], info["tau"], info["tau_source"])
-        assert row["tokens"]["critique_prompt"] > 0
-        assert ("debate_prompt" in row["tokens"]) is row["escalate"]
+        assert row["critique_prompt_tokens"] > 0
+        assert (row["debate_prompt_tokens"] > 0) is row["escalated"]
 
 
 def test_feedback_then_the_report_card(start_server, tmp_path):

@@ -48,7 +48,7 @@ def test_feedback_is_stored_and_a_repeat_counts_the_change(logged):
     again = post(server, {"id": "chatcmpl-000000", "correct": False, "source": "judge"})
     assert again.status_code == 200 and again.json()["changes"] == 1
     store = open_for_reading(path)
-    labels = {row["id"]: (row["correct"], row["label_source"], row["label_changes"])
+    labels = {row["response_id"]: (row["correct"], row["label_source"], row["label_changes"])
               for row in store.rows()}
     store.close()
     assert labels == {"chatcmpl-000000": (False, "judge", 1), "chatcmpl-000001": (None, None, None)}

@@ -93,8 +93,8 @@ def check_stream_options(chat: ChatCompletionRequest) -> None:
 def policy_rule(settings: ServeSettings) -> str:
     """How this server's policy chooses τ, as the decision log names it."""
     if settings.target_trigger_rate is None:
-        return "fixed_threshold"
-    return f"trigger_budget(rate={settings.target_trigger_rate:g}, window={settings.budget_window})"
+        return "fixed"
+    return "budget"
 
 
 async def wait_for_disconnect(request: Request) -> None:
@@ -159,9 +159,9 @@ async def chat_completions(request: Request, server: Server) -> Response:
     headers = {"X-Imad-Decision": decision_header(info), "X-Request-Id": completion_id}
     metrics.count_request(model_name, 200)
     if server.decision_log is not None:  # queued: the disk is the writer thread's, never ours
-        server.decision_log.record(answer_row(
+        server.decision_log.record({**answer_row(
             answer, completion_id=completion_id, model=model_name, identity=server.router_identity,
-            policy_rule=policy_rule(settings)))
+            policy_rule=policy_rule(settings)), "backend": info.backend})
     if chat.stream:
         include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
         return StreamingResponse(sse_events(completion, include_usage=include_usage),
