@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from imad.corpus_records import read_records
+from imad.decide import TriggerBudget
 from imad.router import DEFAULT_CHECKPOINT, Router
-from imad.router.budget import TriggerBudget
 from imad.router.ood import OODDetector, fit_mahalanobis, fit_quantile_range
 from imad.router.threshold import tau_for_trigger_rate
 from training.calibrate import validation_set

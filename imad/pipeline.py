@@ -7,15 +7,18 @@ opening so it is not paid for twice. Every result carries the router's decision,
 made, and token totals that are the sums over those calls.
 
 The router scores, a policy decides (SPEC §14): `Pipeline(..., policy=...)` takes an
-`imad.policy.Policy`, or a bare threshold rule with the checkpoint's OOD policy —
+`imad.decide.Policy`, or a bare threshold rule with the checkpoint's OOD policy —
 `imad.FixedThreshold(0.6)` or an escalation budget `imad.TriggerBudget(0.2, window=500)`, which
 observes every scored answer and decides it with its τ for that answer (an unparsed or
 non-finite one is observed as unparsed: it escalates and counts against the budget). Without a
-policy the checkpoint's τ and OOD policy decide (`router.default_policy()`). The router is
+policy the checkpoint's τ and OOD policy decide (`imad.decide.checkpoint_policy`). The router is
 shared as it is, never copied.
 
-A debate that fails outright (every agent call failed) does not lose the question: the pipeline
-falls back to the self-critique answer when there is one, and records the error.
+"Is there an answer?" is decided here, once (`_served`): a debate that fails outright (every
+agent call failed) or ends without an answer does not lose the question — the self-critique's
+answer is served (source "single_agent_fallback") with the reason in `error`; only when no
+answer is left is the source "none" (`PipelineAnswer.answered` False), which `imad ask` turns
+into exit 3 and `imad serve` into a 502, so the two agree.
 
 Fail safe (SPEC §13): a score that is not a finite number never keeps an answer; the policy
 escalates it with p = None and the reason recorded, whatever router produced it. A question whose
@@ -25,7 +28,7 @@ cancelled request (`imad.llm.cancel`) raises `RequestCancelledError` at its next
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,27 +38,26 @@ from imad import tracing
 from imad.constraints import Integer, check_value
 from imad.critique.call import CritiqueResult, SelfCritique
 from imad.debate import DebateBackend, DebateResult, create_backend
-from imad.errors import ConfigError, DebateError, LLMError
+from imad.decide import Policy, RouterDecision, ThresholdRule, as_policy
+from imad.decide.schema import view
+from imad.errors import DebateError, LLMError
 from imad.llm.types import ChatModel
-from imad.policy import FixedThreshold, Policy, ThresholdRule, as_policy
 from imad.question import Question
-from imad.router import Router, RouterDecision
-from imad.router.budget import TriggerBudget
-from imad.routing_options import DEFAULT_WARM_UP
+from imad.router import Router
 
 if TYPE_CHECKING:
     from imad.router.score import Scorer
 
-ANSWER_SOURCES = ("single_agent", "debate", "single_agent_fallback", "none")
 
 
 @dataclass(frozen=True)
 class PipelineAnswer:
     """The answer to one question and everything that produced it.
 
-    `source`: "single_agent" (kept), "debate" (escalated and debated),
-    "single_agent_fallback" (escalated, the debate failed, the self-critique answer is used),
-    "none" (nothing usable came back; `error` says why).
+    `source` (one of `imad.decide.schema.ANSWER_SOURCES`): "single_agent" (kept), "debate" (escalated and
+    debated), "single_agent_fallback" (escalated, the debate failed or gave no answer, the
+    self-critique answer is used), "none" (nothing usable came back; `error` says why). `answer`
+    is empty exactly when the source is "none".
     """
 
     question: Question
@@ -72,6 +74,11 @@ class PipelineAnswer:
         return self.decision.escalate
 
     @property
+    def answered(self) -> bool:
+        """False when nothing usable came back: a failed run (`imad ask` exit 3, a 502)."""
+        return self.source != "none"
+
+    @property
     def prompt_tokens(self) -> int:
         return sum(call["prompt_tokens"] for call in self.trace)
 
@@ -83,15 +90,31 @@ class PipelineAnswer:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def phase_tokens(self, stage: str, kind: str) -> int:
+        """`kind` ("prompt" or "completion") tokens of the calls of one trace `stage`."""
+        return sum(call[f"{kind}_tokens"] for call in self.trace if call["stage"] == stage)
+
+    def values(self) -> dict[str, Any]:
+        """The decision's fields and the answer's (`imad.decide.schema`, origin "answer")."""
+        critique = self.critique
+        return {
+            **self.decision.values(), "answer": self.answer, "source": self.source,
+            "single_answer": critique.response.final_answer if critique.ok else None,
+            "debate_answer": self.debate.final_answer or None if self.debate else None,
+            "error": self.error, "llm_calls": len(self.trace), "upstream_model": critique.model_id,
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            **{f"{phase}_{kind}_tokens": self.phase_tokens(stage, kind)
+               for phase, stage in (("critique", "self_critique"), ("debate", "debate"))
+               for kind in ("prompt", "completion")},
+        }
+
     def to_dict(self, *, include_trace: bool = True) -> dict[str, Any]:
+        """The `answer` view, the decision (`decision` view) and the records behind them."""
         data = {
-            "question_id": self.question.id, "answer": self.answer, "source": self.source,
-            "escalated": self.escalated, "decision": self.decision.to_dict(),
-            "critique": self.critique.to_dict(),
+            "question_id": self.question.id, **view("answer", self.values()),
+            "decision": self.decision.to_dict(), "critique": self.critique.to_dict(),
             "debate": None if self.debate is None else self.debate.to_dict(include_trace=False),
-            "error": self.error, "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens, "total_tokens": self.total_tokens,
-            "llm_calls": len(self.trace),
         }
         if include_trace:
             data["trace"] = list(self.trace)
@@ -120,7 +143,7 @@ class Pipeline:
                  backend_options: dict[str, Any] | None = None,
                  scorer: Scorer | None = None) -> None:
         self.router = router
-        self.policy = as_policy(router, policy)
+        self.policy = as_policy(router.config, policy)
         self.model = model
         self.scorer = scorer
         self.critique = critique or SelfCritique(model, confidence_source=router_confidence_source(router))
@@ -141,21 +164,14 @@ class Pipeline:
         if isinstance(question, str):
             question = Question(question)
         critique = self.critique.run(question)
-        trace = [_critique_call(critique)]
         decision = self._decide(question, critique)
         if not decision.escalate:
-            return PipelineAnswer(question, critique.response.final_answer, "single_agent", decision,
-                                  critique, trace=tuple(trace))
+            return _served(question, decision, critique)
         try:
             debate = self.backend.run(question, seed_response=critique.response)
         except (DebateError, LLMError) as error:
-            fallback = critique.response.final_answer if critique.ok else ""
-            return PipelineAnswer(question, fallback, "single_agent_fallback" if fallback else "none",
-                                  decision, critique, error=f"{type(error).__name__}: {error}",
-                                  trace=tuple(trace))
-        trace += _debate_calls(debate)
-        return PipelineAnswer(question, debate.final_answer, "debate", decision, critique, debate,
-                              trace=tuple(trace))
+            return _served(question, decision, critique, error=f"{type(error).__name__}: {error}")
+        return _served(question, decision, critique, debate)
 
     @tracing.traced_decision
     def _decide(self, question: Question, critique: CritiqueResult) -> RouterDecision:
@@ -193,24 +209,25 @@ class Pipeline:
         return [r for r in results if r is not None]
 
 
-BUDGET_ARGUMENTS = {"target_rate": "target_trigger_rate", "window": "budget_window"}
-"""The `TriggerBudget` field each budget argument sets, as errors name them."""
-
-
-def new_budget(target_trigger_rate: float, window: int, initial: FixedThreshold, *,
-               names: Mapping[str, str] = BUDGET_ARGUMENTS) -> TriggerBudget:
-    """A trigger budget that starts from the `initial` τ (the request's or the checkpoint's,
-    `imad.policy.chosen_threshold`, whose source the warm-up decisions name) until its window
-    holds min(50, window // 2) scores (half a small window, so a few unparsed answers in it do
-    not send it back to the initial τ). A bad value raises `ConfigError` naming the argument as
-    `names` spells it (a CLI passes its flags)."""
-    try:
-        return TriggerBudget(target_trigger_rate, window=window,
-                             min_observations=max(1, min(DEFAULT_WARM_UP, window // 2)),
-                             initial_threshold=initial.tau, initial_source=initial.source)
-    except ConfigError as error:
-        field = names.get(error.field, error.field)
-        raise ConfigError(field, str(error).removeprefix(f"{error.field}: ")) from None
+def _served(question: Question, decision: RouterDecision, critique: CritiqueResult,
+            debate: DebateResult | None = None, *, error: str | None = None) -> PipelineAnswer:
+    """The one place that decides which answer is served, if any: the debate's when it gave
+    one, else the self-critique's (kept, or as the fallback of a failed or empty debate, the
+    reason in `error`), else none."""
+    trace = (_critique_call(critique), *(_debate_calls(debate) if debate is not None else ()))
+    single = critique.response.final_answer if critique.ok else ""
+    if debate is not None and debate.final_answer:
+        return PipelineAnswer(question, debate.final_answer, "debate", decision, critique, debate,
+                              trace=trace)
+    if debate is not None:
+        error = f"the debate gave no answer ({debate.backend}: {debate.stop_reason})"
+    if not decision.escalate and single:
+        return PipelineAnswer(question, single, "single_agent", decision, critique, trace=trace)
+    if not single and not decision.escalate:
+        error = "the self-critique gave an empty answer"
+    source = "single_agent_fallback" if single else "none"
+    return PipelineAnswer(question, single, source, decision, critique, debate, error=error,
+                          trace=trace)
 
 
 def router_confidence_source(router: Router) -> str:

@@ -72,3 +72,32 @@ def test_the_scan_sees_imports_inside_functions(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("def f():\n    from training.fit import fit\n    import lightning as L\n")
     assert imported_packages(source) == {"training", "lightning"}
+
+
+def test_deciding_imports_no_torch():
+    """Issue 33: a policy, a trigger budget and the decision schema load without torch, and the
+    decision package imports nothing of the router (only its config, for type checking)."""
+    code = ("import sys, imad; imad.Policy(imad.FixedThreshold(0.6)); imad.TriggerBudget(0.2); "
+            "import imad.decide.schema, imad.decide.budget_state; "
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('imad.router')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            cwd=ROOT)
+    assert loaded.stdout.strip() == "[]"
+
+
+def test_the_decision_package_and_the_router_config_do_not_import_each_other():
+    """Imports run one way: `imad.router` may import `imad.decide`, never the reverse (except
+    under TYPE_CHECKING), and the router's config imports nothing from the policy side."""
+    def runtime_imports(path: Path) -> set[str]:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        guarded = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and "TYPE_CHECKING" in ast.unparse(block.test) for node in ast.walk(block)}
+        return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module and id(node) not in guarded}
+
+    decide = {str(path.relative_to(ROOT)): sorted(m for m in runtime_imports(path)
+                                                  if m.startswith("imad.router"))
+              for path in sorted((ROOT / "imad" / "decide").glob("*.py"))}
+    assert {path: names for path, names in decide.items() if names} == {}
+    config = runtime_imports(ROOT / "imad" / "router" / "config.py")
+    assert sorted(m for m in config if m.startswith(("imad.decide", "imad.policy"))) == []

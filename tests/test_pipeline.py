@@ -6,12 +6,13 @@ import json
 
 import pytest
 
+from imad.decide import new_budget
+from imad.decide.budget import TriggerBudget
+from imad.decide.policy import FixedThreshold, Policy
 from imad.errors import ConfigError, LLMServerError
 from imad.llm.scripted import ScriptedChat
-from imad.pipeline import Pipeline, new_budget
-from imad.policy import FixedThreshold, Policy
+from imad.pipeline import Pipeline
 from imad.question import Question, TaskType
-from imad.router.budget import TriggerBudget
 from tests.router.router_helpers import make_router
 from training.data import load_questions
 
@@ -87,6 +88,32 @@ def test_failed_debate_falls_back_to_the_self_critique_answer():
     assert result.source in ("single_agent_fallback", "debate")
     if result.source == "single_agent_fallback":
         assert result.answer == "D" and "503" in result.error
+
+
+class EmptyDebate:
+    """A debate back-end that ends without an answer (its agents agreed on nothing)."""
+
+    name = "empty"
+
+    def run(self, question, seed_response=None):
+        from imad.debate import DebateResult
+
+        return DebateResult("empty", "", (), (), "no_answer")
+
+
+@pytest.mark.parametrize(("critique", "source", "answer"),
+                         [(CRITIQUE, "single_agent_fallback", "D"), (None, "none", "")])
+def test_a_debate_without_an_answer_serves_the_self_critique_answer_or_none(critique, source, answer):
+    """Issue 33: one rule for "is there an answer?" — the self-critique's when the debate gives
+    none (the reason recorded), else none (`answered` False: exit 3 in ask, 502 in serve)."""
+    def respond(request):
+        return json.dumps(critique) if critique is not None else "not json"
+
+    result = Pipeline(make_router(), ScriptedChat(respond), EmptyDebate(),
+                      policy=FixedThreshold(1.0)).answer(MCQ)
+    assert (result.source, result.answer, result.answered) == (source, answer, source != "none")
+    assert result.error == "the debate gave no answer (empty: no_answer)"
+    assert result.debate is not None and result.values()["debate_answer"] is None
 
 
 def test_batch_keeps_order(tmp_path):

@@ -1,4 +1,4 @@
-"""`imad.policy`: a threshold rule composed with an OOD policy turns a `RouterScore` into a
+"""`imad.decide.policy`: a threshold rule composed with an OOD policy turns a `RouterScore` into a
 `RouterDecision` (SPEC §14). Scores are built by hand so every branch is forced; one test runs
 the real router."""
 
@@ -10,19 +10,19 @@ from dataclasses import replace
 import pytest
 
 from imad.critique.schema import CritiqueResponse
-from imad.errors import ConfigError
-from imad.policy import (
+from imad.decide.budget import TriggerBudget
+from imad.decide.policy import (
     FixedThreshold,
     Policy,
     ThresholdRule,
     as_policy,
+    checkpoint_policy,
     checkpoint_threshold,
     choose_policy,
     chosen_threshold,
 )
-from imad.router.budget import TriggerBudget
-from imad.router.decision import Cue
-from imad.router.score import RouterScore, unparsed_score
+from imad.decide.score import Cue, RouterScore, unparsed_score
+from imad.errors import ConfigError
 from tests.router.router_helpers import make_router
 
 CUES = (Cue("conf_initial", 0.9, 0.20), Cue("r_hedge_count", 3.0, -0.12),
@@ -131,24 +131,25 @@ def test_a_budget_without_an_initial_tau_reports_tau_1_for_an_unscored_first_ans
 
 def test_tau_source_is_set_once_where_tau_is_chosen():
     router = make_router(tau=0.7)
-    assert chosen_threshold(router, None) == checkpoint_threshold(router) == FixedThreshold(
+    config = router.config
+    assert chosen_threshold(config, None) == checkpoint_threshold(config) == FixedThreshold(
         0.7, source="checkpoint", method=router.tau_method)
-    assert chosen_threshold(router, 0.25) == FixedThreshold(0.25, method="set for this request (--tau)")
-    assert choose_policy(router, tau=0.25).decide(scored(0.3)).tau_source == "request"
-    assert choose_policy(router).decide(scored(0.3)).tau_source == "checkpoint"
+    assert chosen_threshold(config, 0.25) == FixedThreshold(0.25, method="set for this request (--tau)")
+    assert choose_policy(config, tau=0.25).decide(scored(0.3)).tau_source == "request"
+    assert choose_policy(config).decide(scored(0.3)).tau_source == "checkpoint"
     budget = TriggerBudget(0.2)
-    assert choose_policy(router, tau=0.25, rule=budget).rule is budget  # a rule wins over τ
-    assert choose_policy(router, ood_policy="flag").ood_policy == "flag"
+    assert choose_policy(config, tau=0.25, rule=budget).rule is budget  # a rule wins over τ
+    assert choose_policy(config, ood_policy="flag").ood_policy == "flag"
 
 
 def test_as_policy_takes_a_policy_a_rule_or_none():
-    router = make_router()
+    config = make_router().config
     policy = Policy(FixedThreshold(0.4))
-    assert as_policy(router, policy) is policy
-    assert as_policy(router, FixedThreshold(0.4)).rule == FixedThreshold(0.4)
-    assert as_policy(router, None).rule == checkpoint_threshold(router)
+    assert as_policy(config, policy) is policy
+    assert as_policy(config, FixedThreshold(0.4)).rule == FixedThreshold(0.4)
+    assert as_policy(config, None).rule == checkpoint_threshold(config)
     with pytest.raises(ConfigError, match="ood_policy: 'escalate' needs OOD statistics"):
-        as_policy(router, Policy(FixedThreshold(0.4), ood_policy="escalate"))
+        as_policy(config, Policy(FixedThreshold(0.4), ood_policy="escalate"))
     assert isinstance(TriggerBudget(0.2), ThresholdRule) and isinstance(FixedThreshold(0.1), ThresholdRule)
 
 
@@ -158,6 +159,7 @@ def test_the_real_router_and_the_policy_decide_as_the_convenience():
                                 critique="It could be no.", alternative_answer="no",
                                 final_answer="yes", confidence_initial=0.8, confidence_critique=0.3)
     score = router.score("Is it?", response)
-    assert router.default_policy().decide(score) == router.decide("Is it?", response)
+    assert checkpoint_policy(router.config).decide(score) == router.decide("Is it?", response)
+    assert router.default_policy().rule == checkpoint_policy(router.config).rule
     own = Policy(FixedThreshold(1.0))
     assert router.decide("Is it?", response, own).escalate and own.decide(score).tau == 1.0

@@ -43,9 +43,11 @@ def test_available_routers_lists_the_shipped_checkpoints():
 
 def test_score_calibrate_decide_surface():
     """Issue 21: the scorer, the calibrator fit, the two threshold rules and the policy that
-    composes one with an OOD policy are public; the policy module loads without torch."""
+    composes one with an OOD policy are public; the decision package loads without torch
+    (issue 33), and the old `imad.policy` path still names the same classes."""
     assert {"Router", "fit_calibrator", "FixedThreshold", "TriggerBudget", "Policy"} <= set(imad.__all__)
+    assert imad.Policy is __import__("imad.decide", fromlist=["Policy"]).Policy
     assert imad.Policy is __import__("imad.policy", fromlist=["Policy"]).Policy
-    code = "import imad.policy, sys; print('torch' in sys.modules)"
+    code = "import imad.decide, imad.policy, sys; print('torch' in sys.modules)"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "False"

@@ -25,9 +25,9 @@ from opentelemetry.trace import StatusCode  # noqa: E402
 from opentelemetry.util._once import Once  # noqa: E402
 
 from imad import tracing  # noqa: E402
+from imad.decide.policy import FixedThreshold  # noqa: E402
 from imad.llm.scripted import ScriptedChat  # noqa: E402
 from imad.pipeline import Pipeline  # noqa: E402
-from imad.policy import FixedThreshold  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
 from tests.support.serving import SMALL_DEBATES, echo_factory, echo_respond, tagged_question  # noqa: E402
 
@@ -121,7 +121,11 @@ def test_a_kept_answer_is_an_answer_span_with_critique_features_and_decision(spa
 
 def test_an_escalated_answer_has_a_debate_span_with_one_span_per_round(spans):
     result = pipeline(tau=1.0).answer(tagged_question(3))
-    assert result.source == "debate"
+    # the agents never agree, so the debate ends without an answer and the self-critique's is
+    # served, the reason recorded (issue 33: `imad ask` and `imad serve` agree on it)
+    assert result.debate is not None and result.debate.final_answer == ""
+    assert (result.source, result.answer) == ("single_agent_fallback", "3")
+    assert result.error == "the debate gave no answer (acemad: rounds_done)"
     finished = spans.get_finished_spans()
     answer, debate = one(finished, "imad.answer"), one(finished, "imad.debate")
     decision = one(finished, "imad.decision")
@@ -202,7 +206,7 @@ for name in ("opentelemetry", "opentelemetry.trace", "opentelemetry.sdk"):
     sys.modules[name] = None
 import imad
 from imad.pipeline import Pipeline
-from imad.policy import FixedThreshold
+from imad.decide.policy import FixedThreshold
 from imad import tracing
 from tests.router.router_helpers import make_router
 from tests.support.serving import SMALL_DEBATES, echo_chat
@@ -216,7 +220,7 @@ _NOTHING_IMPORTED = """
 import sys
 import imad, imad.cli.ask, imad.cli.main
 from imad.pipeline import Pipeline
-from imad.policy import FixedThreshold
+from imad.decide.policy import FixedThreshold
 from tests.router.router_helpers import make_router
 from tests.support.serving import echo_chat
 Pipeline(make_router(), echo_chat(), "cot", policy=FixedThreshold(0.0)).answer("Which number is tagged #2?")

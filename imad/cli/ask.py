@@ -1,8 +1,16 @@
 """`imad ask`: answer a question end to end — self-critique, route, debate when unsure.
 
-A run that produced no answer (every call failed: an unreachable server, a file that is not a
-model, a server that answers HTML) is a failed run: the report is printed as usual, then
-`NoAnswerError` makes it `error: …` with exit status 3.
+A trigger budget (`--target-trigger-rate`) lives in a file (`--budget-state`,
+`imad.decide.budget_state`), since each run answers one question.
+
+A run that produced no answer (`PipelineAnswer.answered` False: every call failed — an
+unreachable server, a file that is not a model, a server that answers HTML — or no call gave an
+answer) is a failed run: the report is printed as usual, then `NoAnswerError` makes it
+`error: …` with exit status 3. A debate that gives no answer is not one: the self-critique's
+answer is printed with the reason (`imad.pipeline`), as `imad serve` serves it.
+
+The report's `decision:` line shows the schema's `text` view (`imad.decide.schema`); `--json`
+prints the `answer` and `decision` views.
 """
 
 from __future__ import annotations
@@ -18,13 +26,23 @@ from imad.cli.common import (
     print_json,
     question_from_args,
 )
+from imad.decide import FixedThreshold, Policy, choose_policy, chosen_threshold, new_budget
+from imad.decide.budget_state import FLAG as BUDGET_FLAG
+from imad.decide.budget_state import (
+    FileBackedBudget,
+    check_same_settings,
+    check_state_file,
+    file_backed,
+    read_budget,
+)
+from imad.decide.schema import view
 from imad.errors import ConfigError, NoAnswerError
+from imad.routing_options import DEFAULT_BUDGET_WINDOW
 
 if TYPE_CHECKING:
     from imad.pipeline import PipelineAnswer
-    from imad.policy import Policy
     from imad.router import Router
-    from imad.router.budget import TriggerBudget
+
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,20 +65,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", action="store_true", help="with --json: include every LLM call")
 
 
-def policy_from_flags(args: argparse.Namespace, router: Router) -> tuple[Policy, TriggerBudget | None]:
+def policy_from_flags(args: argparse.Namespace, router: Router) -> tuple[Policy, FileBackedBudget | None]:
     """The policy `imad ask` decides with, from --tau, --target-trigger-rate / --budget-window /
     --budget-state and --ood-policy (the budget, when there is one, is its threshold rule and
     starts from --tau or the checkpoint's τ); the budget too, for the report."""
-    from imad.cli.budget_state import budget_from_flags
-    from imad.policy import choose_policy, chosen_threshold
-
     try:
-        initial = chosen_threshold(router, args.tau)
+        initial = chosen_threshold(router.config, args.tau)
         budget = budget_from_flags(args.target_trigger_rate, args.budget_window, args.budget_state,
                                    initial)
-        return choose_policy(router, tau=args.tau, rule=budget, ood_policy=args.ood_policy), budget
+        return choose_policy(router.config, tau=args.tau, rule=budget,
+                             ood_policy=args.ood_policy), budget
     except ConfigError as error:
         raise flag_error(error) from None
+
+
+def budget_from_flags(rate: float | None, window: int | None, state: Path | None,
+                      initial: FixedThreshold) -> FileBackedBudget | None:
+    """The budget `imad ask`'s flags ask for — the threshold rule of its policy: loaded from
+    `state` when that file exists, new otherwise (warming up at the `initial` τ, --tau or the
+    checkpoint's); None without `--target-trigger-rate` and `--budget-state`. Everything about
+    the file is checked here, before any LLM call (module docstring)."""
+    if state is None:
+        if rate is not None or window is not None:
+            raise ConfigError(BUDGET_FLAG, "imad ask answers one question per process, so a "
+                              "budget needs a file to remember the earlier answers: add "
+                              "--budget-state FILE (or use `imad serve` / `Pipeline`, which keep "
+                              "it in memory)")
+        return None
+    target = check_state_file(state)
+    if not target.exists():
+        if rate is None:
+            raise ConfigError("--target-trigger-rate", f"{state} does not exist yet: give the "
+                              "target rate of the new budget")
+        try:
+            budget = new_budget(rate, DEFAULT_BUDGET_WINDOW if window is None else window,
+                                initial)
+        except ConfigError as error:
+            raise flag_error(error) from None
+    else:
+        budget = read_budget(target)
+        check_same_settings(budget, rate, window, state)
+    return file_backed(budget, target, initial_source=initial.source)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             stats = budget.stats()
             print(f"budget: {stats.realized_rate:.3f} of the last {stats.answers_in_window} "
                   f"answers escalated, target {stats.target_rate:g} (state in {args.budget_state})")
-    if result.source == "none" or not result.answer:
+    if not result.answered:
         raise NoAnswerError(no_answer_reason(result))
     return 0
 
@@ -95,22 +140,20 @@ def no_answer_reason(result: PipelineAnswer) -> str:
     if critique.error:
         reason += f" ({critique.error})"
     if result.error:
-        reason += f"; the debate failed too ({result.error})"
+        reason += f"; {result.error}"
     return reason
 
 
 def print_report(result: PipelineAnswer, backend: str) -> None:
-    """The human-readable report of one answer."""
-    decision = result.decision
-    p = "n/a" if decision.p is None else f"{decision.p:.3f}"
+    """The human-readable report of one answer: the decision's `text` view, then the rest."""
     print(f"answer: {result.answer or '(none)'}")
-    ood = ("n/a (no OOD statistics)" if decision.ood_score is None
-           else f"{decision.ood_score:.2f}{', unfamiliar' if decision.ood else ''}")
-    print(f"decision: {'escalated to ' + backend if result.escalated else 'kept'} "
-          f"(p = {p}, τ = {decision.tau:.2f} from {decision.tau_source}, OOD score {ood}, "
-          f"ood_policy {decision.ood_policy})")
-    for reason in decision.reasons:
-        print(f"  - {reason}")
+    shown = view("text", {**result.values(), "backend": backend})
+    scalars = ", ".join(f"{key} {_shown(value)}" for key, value in shown.items()
+                        if not isinstance(value, list))
+    print(f"decision: {scalars}")
+    for value in shown.values():
+        if isinstance(value, list):
+            print("\n".join(f"  - {item}" for item in value))
     if result.debate is not None:
         print(f"debate: {result.debate.stop_reason}, {result.debate.n_calls} calls, "
               f"{result.debate.messages} messages")
@@ -118,3 +161,12 @@ def print_report(result: PipelineAnswer, backend: str) -> None:
         print(f"error: {result.error}")
     print(f"tokens: {result.prompt_tokens} prompt + {result.completion_tokens} completion "
           f"in {len(result.trace)} LLM calls")
+
+
+def _shown(value: object) -> str:
+    """A JSON value as the report writes it: n/a for null, yes/no, 4 significant digits."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

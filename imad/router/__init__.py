@@ -1,17 +1,17 @@
 """The debate router (SPEC §5, §7, §14): the two-head MLP, its config and checkpoint, the shipped
-routers, the score it gives an answer and the decision a policy makes of it. Importing this
-package loads torch but no checkpoint and no spaCy model."""
+routers and the score it gives an answer. Importing this package loads torch but no checkpoint
+and no spaCy model. The score, the decision a policy makes of it and the policy live in the
+torch-free `imad.decide` (`RouterScore`, `RouterDecision` and `Cue` are re-exported here)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from imad.decide import Cue, RouterDecision, RouterScore
 from imad.router.config import CHECKPOINT_SCHEMA_VERSION, RouterConfig
-from imad.router.decision import Cue, RouterDecision
 from imad.router.model import RouterNet, RouterNetConfig, RouterOutput
 from imad.router.registry import DEFAULT_ROUTER, available_routers, resolve_checkpoint
 from imad.router.router import Router
-from imad.router.score import RouterScore
 
 __all__ = [
     "CHECKPOINT_SCHEMA_VERSION",

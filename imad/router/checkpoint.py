@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
+from imad.atomic_file import write_atomic
 from imad.errors import CheckpointError, ConfigError
 from imad.jsonio import UntrustedJSONError, read_untrusted_file
 from imad.router.config import CHECKPOINT_FORMAT, CHECKPOINT_SCHEMA_VERSION, RouterConfig
@@ -76,21 +75,6 @@ def write_checkpoint(directory: Path, weights: bytes, config: dict[str, Any], ca
     text = json.dumps(config, indent=2, ensure_ascii=False, allow_nan=True) + "\n"
     write_atomic(directory / CONFIG_FILE, text.encode("utf-8"))
     write_atomic(directory / CARD_FILE, card.encode("utf-8"))
-
-
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write `data` to `path` through a temporary file and a rename: all or nothing. `mode`:
-    the new file's permission bits (default: mkstemp's 0o600)."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        if mode is not None:
-            os.fchmod(handle, mode)
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def read_checkpoint(directory: Path) -> CheckpointContents:

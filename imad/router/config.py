@@ -22,13 +22,12 @@ from typing import Any
 
 from imad.constraints import InstanceOf, Integer, Options, Real, check_value
 from imad.errors import CheckpointError, ConfigError
-from imad.policy import check_tau
 from imad.router.calibrators import IDENTITY, Calibrator, calibrator_from_dict
 from imad.router.model import RouterNetConfig
 from imad.router.ood import OODDetector, ood_from_dict
 from imad.router.record_schema import TEXT, ListOf, freeze, read, thaw
 from imad.router.training_record import TrainingRecord
-from imad.routing_options import OOD_POLICIES
+from imad.routing_options import OOD_POLICIES, check_tau
 
 CHECKPOINT_FORMAT = "imad-router"
 CHECKPOINT_SCHEMA_VERSION = 1
@@ -57,7 +56,7 @@ CORE_KEYS = ("format", "schema_version", "name", "imad_version", "model", "featu
 
 @dataclass(frozen=True)
 class Threshold:
-    """τ and how it was chosen (range-checked by `imad.policy.check_tau`)."""
+    """τ and how it was chosen (range-checked by `imad.routing_options.check_tau`)."""
 
     tau: float = 0.7
     method: str = "fixed at the default 0.7 (SPEC §5)"

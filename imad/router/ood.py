@@ -22,7 +22,7 @@ Everything here is numpy (fitting included: `ledoit_wolf` equals scikit-learn's,
 tests), so scoring needs no scikit-learn or torch. `to_dict`/`ood_from_dict` store a detector
 as JSON values in a checkpoint and check it on the way back (`CheckpointError`).
 Quantiles use `numpy.quantile(method="inverted_cdf")`, an observed value, as the trigger budget
-does (`imad.router.budget`).
+does (`imad.decide.budget`).
 """
 
 from __future__ import annotations

@@ -3,10 +3,12 @@
 `Router` wraps a trained `RouterNet` with what it needs to score raw feature vectors: the
 ordered feature names, the training scaler's mean and scale (applied here in numpy, so the
 runtime needs no scikit-learn), the calibrator and the OOD statistics. `score()` turns an answer
-into a `RouterScore`; it knows nothing of τ. A policy (`imad.policy.Policy`) decides: the
-checkpoint's stored τ and OOD policy are data in `config`, and `default_policy()` builds the
-policy they describe. It never imports `training`, Lightning or scikit-learn, and `load` reads
-safetensors + JSON only.
+into a `RouterScore`; it knows nothing of τ. A policy (`imad.decide.Policy`) decides: the
+checkpoint's stored τ and OOD policy are data in `config`, and `imad.decide.checkpoint_policy`
+turns them into the policy they describe. `decide()` and `default_policy()` remain as one-line
+conveniences over that function (callers and the recorded-decisions test use them); `tau` reads
+the config. It never imports `training`, Lightning or scikit-learn, and `load` reads safetensors
++ JSON only.
 
 Scores are batch-invariant and reproducible: the network runs in eval mode with row-wise
 kernels (see `imad.router.model`), so a row's p is the same alone or in any batch, and a
@@ -26,6 +28,7 @@ import numpy as np
 import torch
 
 from imad import tracing
+from imad.decide import Cue, Policy, RouterDecision, RouterScore, checkpoint_policy, unparsed_score
 from imad.errors import CheckpointError, CritiqueParseError, FeatureError
 from imad.router.calibrators import Calibrator
 from imad.router.card import render_model_card
@@ -36,20 +39,18 @@ from imad.router.checkpoint import (
     write_checkpoint,
 )
 from imad.router.config import CONFIDENCE_FEATURE, RouterConfig
-from imad.router.decision import Cue, RouterDecision
 from imad.router.model import RouterNet
 from imad.router.registry import resolve_checkpoint
-from imad.router.score import RouterScore, ScoredRows, unparsed_score
+from imad.router.score import ScoredRows
 
 if TYPE_CHECKING:
     from imad.critique.schema import CritiqueResponse
-    from imad.policy import Policy
     from imad.question import Question
     from imad.router.featurize import Featurizer
     from imad.router.ood import OODDetector
 
 class Router:
-    """Scores self-critique answers; `default_policy()` (or your own policy) decides.
+    """Scores self-critique answers; a policy (`imad.decide`) decides.
 
     Immutable in use: `config` (a frozen `RouterConfig`) holds everything but the weights, and
     the `with_…` methods return new routers with their own copy of the network.
@@ -70,7 +71,7 @@ class Router:
 
     name = property(lambda self: self.config.name, doc="The checkpoint's name.")
     tau = property(lambda self: self.config.threshold.tau,
-                   doc="The checkpoint's stored τ (data: `default_policy()` decides with it).")
+                   doc="The checkpoint's stored τ (data: `imad.decide.checkpoint_policy` reads it).")
     tau_method = property(lambda self: self.config.threshold.method,
                           doc="How the checkpoint's stored τ was chosen.")
     feature_names = property(lambda self: self.config.features.names)
@@ -82,9 +83,6 @@ class Router:
                                  doc='"verbal" or "token_probability": how to ask for confidences.')
     ood_detector = property(lambda self: self._ood,
                             doc="The OOD detector of the checkpoint, or None when it has none.")
-    ood_policy = property(lambda self: self.config.ood_policy,
-                          doc='The checkpoint\'s stored OOD policy, "flag" or "escalate" '
-                              '(data: `default_policy()` follows it).')
     calibrator = property(lambda self: self.config.calibrator,
                           doc="Maps the network's raw score to p (identity unless recalibrated).")
 
@@ -267,7 +265,7 @@ class Router:
     ) -> RouterScore:
         """Score one self-critique: p, the raw score, u, every feature's cue and the OOD flag.
 
-        No τ here: a policy (`imad.policy.Policy`, `router.default_policy()`) decides. A
+        No τ here: a policy (`imad.decide.Policy`, `imad.decide.checkpoint_policy`) decides. A
         response that could not be parsed — `None` with `parse_error` saying why, or the
         `CritiqueParseError` itself — is unscored. `featurizer` extracts the feature vector
         (default `imad.router.featurize.extract`).
@@ -283,11 +281,8 @@ class Router:
         return self.scored_rows(vector.reshape(1, -1)).score(0, question_id(question))
 
     def default_policy(self) -> Policy:
-        """The policy the checkpoint describes: its stored τ (`FixedThreshold`, source
-        "checkpoint") and its stored OOD policy."""
-        from imad.policy import Policy, checkpoint_threshold
-
-        return Policy(checkpoint_threshold(self), ood_policy=self.config.ood_policy)
+        """`imad.decide.checkpoint_policy(router.config)`: the checkpoint's τ and OOD policy."""
+        return checkpoint_policy(self.config)
 
     @tracing.traced_decision
     def decide(
@@ -299,9 +294,9 @@ class Router:
         parse_error: str | None = None,
         featurizer: Featurizer | None = None,
     ) -> RouterDecision:
-        """A convenience for `(policy or router.default_policy()).decide(router.score(...))`:
+        """A convenience for `(policy or checkpoint_policy(router.config)).decide(router.score(...))`:
         keep the answer or escalate it to a debate, with reasons."""
-        policy = self.default_policy() if policy is None else policy
+        policy = checkpoint_policy(self.config) if policy is None else policy
         return policy.decide(self.score(question, response, parse_error=parse_error,
                                         featurizer=featurizer))
 

@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 
 from imad import tracing
 from imad.critique.schema import CritiqueResponse
+from imad.decide import RouterScore
 from imad.question import Question
 from imad.router import Router
 from imad.router.router import question_id, question_text
-from imad.router.score import RouterScore, ScoredRows
+from imad.router.score import ScoredRows
 from imad.serve.logs import log_event
 
 BatchScorer = Callable[[Sequence[str], Sequence[CritiqueResponse]], ScoredRows]

@@ -17,10 +17,8 @@ import threading
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from imad.decide import TriggerBudget, chosen_threshold, new_budget
 from imad.errors import ServeError
-from imad.pipeline import new_budget
-from imad.policy import chosen_threshold
-from imad.router.budget import TriggerBudget
 from imad.serve.model_names import ModelChoice, listed_model_names
 
 if TYPE_CHECKING:
@@ -51,7 +49,7 @@ class BudgetBook:
                                           f"{MAX_BUDGETS} model names; use one of "
                                           f"{', '.join(sorted(self._budgets)[:5])}…",
                                      code="too_many_budgets", param="model")
-                initial = chosen_threshold(self.router, choice.tau)
+                initial = chosen_threshold(self.router.config, choice.tau)
                 budget = self._budgets[name] = new_budget(self.target_rate, self.window, initial)
             return budget
 

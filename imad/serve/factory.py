@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from imad.critique.schema import CritiqueResponse
+from imad.decide import Policy, TriggerBudget, choose_policy
 from imad.llm.types import ChatModel
 from imad.pipeline import Pipeline
-from imad.policy import Policy, choose_policy
 from imad.router import Router
-from imad.router.budget import TriggerBudget
 from imad.serve.model_names import MODEL_PREFIX, SERVE_BACKENDS, ModelChoice
 
 if TYPE_CHECKING:
@@ -65,7 +64,7 @@ class PipelineFactory:
     def policy_for(self, choice: ModelChoice, budget: TriggerBudget | None = None) -> Policy:
         """The model name's trigger `budget` when the server keeps one, else its τ suffix (or
         --tau), else the checkpoint's τ; with the server's OOD policy."""
-        return choose_policy(self.router, tau=choice.tau, rule=budget, ood_policy=self.ood_policy)
+        return choose_policy(self.router.config, tau=choice.tau, rule=budget, ood_policy=self.ood_policy)
 
     def default_policy(self) -> Policy:
         """The policy of a request without a τ suffix or budget: the checkpoint's τ, the server's

@@ -2,6 +2,7 @@
 
 Each request logs one `chat_completion` event with its id, status, model, decision, tokens and
 latency; question text appears only with `--log-prompts`, since prompts may hold personal data.
+The decision's fields in it are the `log_line` view of `imad.decide.schema` (`decision_log_fields`).
 uvicorn's own messages go through the same formatter so a log shipper sees one format.
 """
 
@@ -13,6 +14,7 @@ import sys
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
+from imad.decide.schema import keys_of
 from imad.serve.strict import strict_json
 
 LOGGER_NAME = "imad.serve"
@@ -49,3 +51,10 @@ def configure_logging(level: str = "info", stream: TextIO | None = None) -> None
 def log_event(event: str, *, level: int = logging.INFO, exc_info: bool = False, **fields: Any) -> None:
     """Log `event` with `fields` as top-level keys of its JSON line."""
     logging.getLogger(LOGGER_NAME).log(level, event, extra={"fields": fields}, exc_info=exc_info)
+
+
+def decision_log_fields(completion: Any) -> dict[str, Any]:
+    """The `log_line` view of a chat completion's decision, read from its `imad` object and
+    `usage` (whose keys the view shares)."""
+    known = {**completion.imad.model_dump(), **completion.usage.model_dump()}
+    return {key: known[key] for key in keys_of("log_line")}

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from imad.errors import ConfigError, ServeError
-from imad.policy import check_tau
+from imad.routing_options import check_tau
 
 SERVE_BACKENDS = ("acemad", "svrmad")
 """The debate back-ends a model name may select (SPEC §8)."""

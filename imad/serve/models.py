@@ -4,7 +4,8 @@ Requests are read leniently: fields of the OpenAI API that the router does not u
 (`temperature`, `max_tokens`, `tools`, …) are accepted and ignored, because the router was
 trained on the self-critique call's own fixed decoding; only `n > 1` is refused, since the
 pipeline gives one answer. Responses are standard chat completions plus one documented extra
-field, `imad`, holding the routing decision (`ImadInfo`).
+field, `imad`, holding the routing decision (`ImadInfo`, the `body` view of the decision schema,
+`imad.decide.schema`; the `X-Imad-Decision` header is its `header` view).
 
 The body must be strict JSON (`imad.jsonio`): `NaN`/`Infinity` literals, integers of more than
 100 digits and nesting deeper than 100 levels are a 400 (`invalid_json`); a lone surrogate in
@@ -18,8 +19,18 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    create_model,
+    field_validator,
+)
 
+from imad.decide import schema
 from imad.errors import ServeError
 from imad.jsonio import UntrustedJSONError, loads_untrusted
 from imad.question import TaskType
@@ -108,48 +119,23 @@ class Usage(BaseModel):
     total_tokens: int
 
 
-class ImadInfo(BaseModel):
-    """The extra `imad` field of a completion: what the router decided and what it cost.
+class _FiniteScores(BaseModel):
+    """The base of `ImadInfo`: unknown fields refused, non-finite scores written as null."""
 
-    The decision's fields come from `RouterDecision.summary()` (declared there once); the others
-    say what the server did with it.
+    model_config = ConfigDict(extra="forbid")  # only the schema's `body` fields
 
-    p: P(answer correct) from the router; null when the self-critique could not be parsed.
-    tau: the threshold used; escalated: p < tau (or unparsed), so a debate ran.
-    backend: the debate back-end the model name selected (used only when escalated).
-    source: single_agent (kept), debate, or single_agent_fallback (the debate failed).
-    reasons: the router's short explanation; parse_status: parsed | unparsed.
-    llm_calls: calls made (usage sums over them); error: a recorded non-fatal failure.
-    upstream_model: the chat model behind the router.
-    tau_source: where tau came from: checkpoint, request (--tau or a model-name suffix) or budget
-        (the model name's trigger budget, `imad serve --target-trigger-rate`).
-    ood_score / ood: how unlike the router's training answers this one is, and whether that is
-        above the checkpoint's threshold (null without OOD statistics or without a score).
-    ood_policy: flag (reported only) or escalate (an unfamiliar answer is debated).
-    """
-
-    model_config = ConfigDict(extra="forbid")  # a new decision field must be declared here
-
-    p: float | None
-    tau: float
-    escalated: bool
-    backend: str
-    source: str
-    reasons: list[str]
-    parse_status: str
-    llm_calls: int
-    error: str | None
-    upstream_model: str
-    tau_source: str = "checkpoint"
-    ood_score: float | None = None
-    ood: bool | None = None
-    ood_policy: str = "flag"
-
-    @field_validator("p", "ood_score", mode="before")
+    @field_validator("*", mode="before")
     @classmethod
     def _finite_or_null(cls, value: Any) -> Any:
         """Strict JSON has no NaN: a non-finite score is reported as null (and was escalated)."""
         return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+ImadInfo = create_model("ImadInfo", __base__=_FiniteScores, __module__=__name__,
+                        __doc__=("The extra `imad` field of a completion: what the router decided "
+                                 "and what it cost; its fields are the `body` view of "
+                                 "`imad.decide.schema`, where each is described."),
+                        **schema.pydantic_fields("body"))
 
 
 class AssistantMessage(BaseModel):
@@ -172,7 +158,7 @@ class ChatCompletion(BaseModel):
     system_fingerprint: str
     choices: list[Choice]
     usage: Usage
-    imad: ImadInfo
+    imad: ImadInfo  # type: ignore[valid-type]  # built from the schema
 
 
 class Delta(BaseModel):
@@ -194,7 +180,7 @@ class ChatCompletionChunk(BaseModel):
     system_fingerprint: str
     choices: list[ChunkChoice]
     usage: Usage | None = None
-    imad: ImadInfo | None = None
+    imad: ImadInfo | None = None  # type: ignore[valid-type]
 
 
 class ModelCard(BaseModel):
@@ -212,9 +198,7 @@ class ModelList(BaseModel):
 def completion_from_answer(answer: PipelineAnswer, choice: ModelChoice, *, completion_id: str,
                            created: int, fingerprint: str) -> ChatCompletion:
     """The chat completion of a pipeline answer; `usage` sums every call in its trace."""
-    info = ImadInfo(**answer.decision.summary(), backend=choice.backend, source=answer.source,
-                    llm_calls=len(answer.trace), error=answer.error,
-                    upstream_model=answer.critique.model_id)
+    info = ImadInfo(**schema.view("body", {**answer.values(), "backend": choice.backend}))
     usage = Usage(prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
                   total_tokens=answer.total_tokens)
     return ChatCompletion(id=completion_id, created=created, model=choice.name,
@@ -227,13 +211,14 @@ MAX_HEADER_CHARS = 4096
 """Longest X-Imad-Decision header; proxies commonly cap a header line at 8 KiB."""
 
 
-def decision_header(info: ImadInfo) -> str:
-    """The compact, ASCII-only JSON of the `X-Imad-Decision` header (τ and ≥ are escaped)."""
-    decision = {"p": info.p, "tau": info.tau, "tau_source": info.tau_source, "escalated": info.escalated,
-                "ood": info.ood, "backend": info.backend, "source": info.source, "reasons": info.reasons}
+def decision_header(info: BaseModel) -> str:
+    """The compact, ASCII-only JSON of the `X-Imad-Decision` header (τ and ≥ are escaped): the
+    schema's `header` view, read from the body (`ImadInfo`), whose keys it shares."""
+    body = info.model_dump()
+    decision = {key: body[key] for key in schema.keys_of("header")}
     text = strict_json(decision, ensure_ascii=True)
     if len(text) > MAX_HEADER_CHARS:  # a long parse error: keep the gist, the body has it all
-        decision["reasons"] = [info.reasons[0][:200]] if info.reasons else []
+        decision["reasons"] = [body["reasons"][0][:200]] if body["reasons"] else []
         text = strict_json(decision, ensure_ascii=True)
     return text
 

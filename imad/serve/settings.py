@@ -14,9 +14,8 @@ from typing import ClassVar
 from imad.constraints import MAX_TIMEOUT_S, Boolean, Constraints, Integer, Options, Real, Text, check_fields
 from imad.decision_log.encode import MAX_COUNT
 from imad.errors import ConfigError
-from imad.policy import Tau
 from imad.question import MAX_QUESTION_CHARS
-from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES
+from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES, Tau
 from imad.serve.model_names import SERVE_BACKENDS
 
 QUEUE_PER_SLOT = 4

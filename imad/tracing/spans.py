@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from imad.decide.schema import SPAN_PREFIX, view
+
 TRACER_NAME = "imad"
 PROVIDERS = {"OpenAICompatibleChat": "openai", "LocalGGUFChat": "llama_cpp",
              "ScriptedChat": "imad.scripted"}
@@ -160,13 +162,8 @@ def traced_critique(run: F) -> F:
 
 
 def decision_attributes(decision: Any) -> dict[str, Any]:
-    """A RouterDecision's fields as `imad.router.*` attributes (read, never recomputed)."""
-    return {"imad.router.p": decision.p, "imad.router.tau": decision.tau,
-            "imad.router.tau_source": decision.tau_source, "imad.router.ood": decision.ood,
-            "imad.router.ood_score": decision.ood_score, "imad.router.ood_policy": decision.ood_policy,
-            "imad.router.escalate": decision.escalate, "imad.router.outcome": decision.outcome,
-            "imad.router.score_status": decision.score_status,
-            "imad.router.parse_status": decision.parse_status}
+    """A RouterDecision's `span` view (`imad.decide.schema`) as `imad.router.*` attributes."""
+    return {SPAN_PREFIX + key: value for key, value in view("span", decision.values()).items()}
 
 
 def traced_decision(decide: F) -> F:

@@ -65,7 +65,7 @@ def test_budget_state_persists_across_runs(router_dir, tmp_path, scripted_llm, c
     assert decision["tau_source"] == "budget"
     assert ask(router_dir, "--budget-state", str(state)) == 0  # the rate comes from the file
     out = capsys.readouterr().out
-    assert "from budget" in out and "target 0.5 (state in" in out
+    assert "tau_source budget" in out and "target 0.5 (state in" in out
     assert json.loads(state.read_text())["observed_total"] == 4
 
 
@@ -111,8 +111,9 @@ def test_text_report_shows_tau_source_and_ood(tmp_path, scripted_llm, capsys):
     path = router.save(tmp_path / "ood-router")
     assert ask(path, "--ood-policy", "escalate") == 0
     out = capsys.readouterr().out
-    assert "decision: escalated to cot" in out and "from checkpoint" in out
-    assert ", unfamiliar, ood_policy escalate)" in out
+    decision = next(line for line in out.splitlines() if line.startswith("decision: "))
+    assert "escalate yes" in decision and "tau_source checkpoint" in decision
+    assert "ood yes, ood_policy escalate, backend cot" in decision
     assert "(ood_policy escalate)" in out  # the reason line
 
 

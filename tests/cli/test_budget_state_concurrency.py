@@ -17,10 +17,10 @@ import sys
 
 import pytest
 
-from imad.cli.budget_state import write_budget
+from imad.decide import new_budget
+from imad.decide.budget_state import write_budget
+from imad.decide.policy import FixedThreshold
 from imad.file_lock import lock_path
-from imad.pipeline import new_budget
-from imad.policy import FixedThreshold
 from tests.conftest import REPO_ROOT
 from tests.router.router_helpers import make_router
 from tests.support.openai_stub import openai_stub
@@ -32,7 +32,7 @@ QUESTION = ["Which drug is an opioid?", "--choices", "Aspirin", "Ibuprofen", "Pa
 
 _HOLD_THE_LOCK = """
 import sys
-import imad.cli.budget_state as budget_state
+import imad.decide.budget_state as budget_state
 
 def write_then_hang(budget, path):  # called with the lock held, before the state is written
     print("holding the lock", flush=True)

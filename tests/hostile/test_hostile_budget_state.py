@@ -14,10 +14,10 @@ import stat
 
 import pytest
 
-from imad.cli.budget_state import write_budget
 from imad.cli.main import main
-from imad.pipeline import new_budget
-from imad.policy import FixedThreshold
+from imad.decide import new_budget
+from imad.decide.budget_state import write_budget
+from imad.decide.policy import FixedThreshold
 from tests.router.router_helpers import make_router
 from tests.support.openai_stub import openai_stub
 
@@ -97,7 +97,7 @@ def test_damaged_state_is_one_error_line_before_any_call(router_dir, stub, tmp_p
 def test_a_state_over_the_size_limit_is_refused_unread(router_dir, stub, tmp_path, capsys,
                                                         monkeypatch):
     llm, served = stub
-    monkeypatch.setattr("imad.cli.budget_state.MAX_STATE_BYTES", 1024)
+    monkeypatch.setattr("imad.decide.budget_state.MAX_STATE_BYTES", 1024)
     state = tmp_path / "state.json"
     state.write_text(json.dumps(valid_state()) + " " * 2048)
     assert ask(router_dir, llm, state) == 2
@@ -120,6 +120,19 @@ def _directory(tmp_path):
 def _link_to_dev_zero(tmp_path):
     path = tmp_path / "state.json"
     path.symlink_to("/dev/zero")
+    return path
+
+
+def _symlink_loop(tmp_path):
+    path, other = tmp_path / "state.json", tmp_path / "other.json"
+    path.symlink_to(other)
+    other.symlink_to(path)
+    return path
+
+
+def _self_link(tmp_path):
+    path = tmp_path / "state.json"
+    path.symlink_to(path)
     return path
 
 
@@ -148,6 +161,8 @@ UNUSABLE = [
     ("directory", _directory, "is not a regular file (a directory)"),
     ("symlink to /dev/zero", _link_to_dev_zero, "is not a regular file (a character device)"),
     ("/dev/null", lambda tmp_path: "/dev/null", "is not a regular file (a character device)"),
+    ("symlink loop", _symlink_loop, "Too many levels of symbolic links"),  # issue 34
+    ("symlink to itself", _self_link, "Too many levels of symbolic links"),
     ("new file in a missing directory", _missing_directory, "does not exist; create it first"),
     ("new file in an unwritable directory", _unwritable_directory, "is not writable"),
     ("read-only file", _read_only_file, "is read-only"),

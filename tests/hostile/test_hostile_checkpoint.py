@@ -28,10 +28,10 @@ from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
 from imad.critique.schema import CritiqueResponse
+from imad.decide.schema import NON_FINITE
 from imad.errors import CheckpointError
 from imad.router import Router
 from imad.router.checkpoint import CONFIG_FILE, WEIGHTS_FILE
-from imad.router.decision import NON_FINITE
 from tests.router.router_helpers import make_router
 
 QUESTION = "Does aspirin reduce the risk of a second heart attack?"

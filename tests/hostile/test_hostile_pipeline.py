@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from imad.decide.policy import FixedThreshold
 from imad.errors import InputTooLargeError, InvalidQuestionError, RequestCancelledError
 from imad.llm.cancel import CancellableChat
 from imad.llm.scripted import ScriptedChat
 from imad.pipeline import Pipeline
-from imad.policy import FixedThreshold
 from imad.question import Question, TaskType
 from tests.router.router_helpers import make_router
 from tests.support.nan_router import NaNRouter

@@ -1,4 +1,4 @@
-"""Hostile values for the policy constructors: every τ goes through `imad.policy.check_tau`."""
+"""Hostile values for the policy constructors: every τ goes through `imad.routing_options.check_tau`."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from imad.decide import FixedThreshold, check_tau
 from imad.errors import ConfigError, ServeError
-from imad.policy import FixedThreshold, check_tau
 from imad.router.config import Threshold
 from imad.serve.model_names import parse_model_name
 from imad.serve.settings import ServeSettings
@@ -91,8 +91,8 @@ HOSTILE_VALUES = [
 def _policy_builders():
     """Every argument of the policy's constructors. TriggerBudget's numeric settings have their
     own table (tests/hostile/test_hostile_trigger_budget.py); its warm-up τ and source are here."""
-    from imad.policy import Policy
-    from imad.router.budget import TriggerBudget
+    from imad.decide.budget import TriggerBudget
+    from imad.decide.policy import Policy
 
     rule = FixedThreshold(0.5)
     return {
@@ -126,8 +126,8 @@ def test_every_policy_argument_refuses_hostile_values_naming_itself(argument, va
 
 
 def test_a_rule_that_returns_a_hostile_tau_or_source_is_refused_when_deciding():
-    from imad.policy import Policy
-    from imad.router.score import RouterScore
+    from imad.decide import RouterScore
+    from imad.decide.policy import Policy
 
     class Broken:
         def __init__(self, tau, source):

@@ -10,8 +10,8 @@ import threading
 import numpy as np
 import pytest
 
+from imad.decide.budget import QUANTILE_METHOD, TriggerBudget
 from imad.errors import ConfigError
-from imad.router.budget import QUANTILE_METHOD, TriggerBudget
 
 
 def window_threshold(scores: list[float], rate: float) -> float:

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import imad
+from imad.decide.policy import FixedThreshold
 from imad.errors import CheckpointError, ConfigError
-from imad.policy import FixedThreshold
 from imad.router import Router, RouterConfig
 from imad.router.checkpoint import CONFIG_FILE
 from imad.router.registry import resolve_checkpoint

@@ -9,10 +9,10 @@ import pytest
 
 import features
 from imad.critique.schema import CritiqueResponse
+from imad.decide.decision import threshold_reason
 from imad.errors import CritiqueParseError, FeatureError
 from imad.question import Question, TaskType
 from imad.router import RouterDecision
-from imad.router.decision import threshold_reason
 from tests.router.router_helpers import make_router, random_features
 
 QUESTION = Question(
@@ -132,7 +132,7 @@ def test_predict_proba_rejects_nan(router):
     ({"p": None, "tau": 0.5, "escalate": True, "score_status": "non_finite"}, "non_finite"),
 ])
 def test_outcome_names_why_an_answer_was_kept_or_escalated(fields, outcome):
-    from imad.router.decision import OUTCOMES
+    from imad.decide.schema import OUTCOMES
 
     decision = RouterDecision(id="q", reasons=(), **fields)
     assert decision.outcome == outcome and outcome in OUTCOMES

@@ -10,10 +10,10 @@ import pytest
 
 import features
 from imad.critique.schema import CritiqueResponse
+from imad.decide.budget import TriggerBudget
+from imad.decide.policy import FixedThreshold, Policy
 from imad.errors import CheckpointError, ConfigError, CritiqueParseError
-from imad.policy import FixedThreshold, Policy
 from imad.router import Router, RouterConfig
-from imad.router.budget import TriggerBudget
 from imad.router.ood import MahalanobisOOD, fit_mahalanobis
 from tests.router.router_helpers import make_router, random_features
 
@@ -40,7 +40,7 @@ def test_old_checkpoint_without_ood_section_loads_with_ood_none(saved_router):
     data = json.loads((saved_router / "config.json").read_text())
     assert "ood" not in data and "ood_policy" not in data  # written as before issue 16
     router = Router.load(saved_router)
-    assert router.ood_detector is None and router.ood_policy == "flag"
+    assert router.ood_detector is None and router.config.ood_policy == "flag"
     decision = router.decide(QUESTION, RESPONSE)
     assert (decision.ood_score, decision.ood, decision.tau_source) == (None, None, "checkpoint")
 
@@ -52,7 +52,7 @@ def test_ood_section_round_trips_and_scores_the_same(tmp_path):
     with_ood = with_ood.with_config(with_ood.config.with_ood_policy("escalate"))  # stored as data
     with_ood.save(tmp_path / "r")
     loaded = Router.load(tmp_path / "r")
-    assert loaded.config.ood == with_ood.config.ood and loaded.ood_policy == "escalate"
+    assert loaded.config.ood == with_ood.config.ood and loaded.config.ood_policy == "escalate"
     assert loaded.default_policy().ood_policy == "escalate"
     rows = router.scale(random_features(20, seed=4))
     assert np.array_equal(loaded.ood_detector.score(rows), with_ood.ood_detector.score(rows))
@@ -74,7 +74,10 @@ def test_damaged_ood_section_is_refused_naming_it(tmp_path):
 def test_escalate_policy_needs_ood_statistics():
     router = make_router()
     with pytest.raises(ConfigError, match="ood_policy.*--add-ood"):
-        Policy(FixedThreshold(0.5), ood_policy="escalate").check_router(router)
+        Policy(FixedThreshold(0.5), ood_policy="escalate").check_router(router.name,
+                                                                        has_ood_statistics=False)
+    Policy(FixedThreshold(0.5), ood_policy="escalate").check_router(router.name,
+                                                                    has_ood_statistics=True)
     with pytest.raises(ConfigError, match="ood_policy.*--add-ood"):
         router.config.with_ood_policy("escalate")  # a checkpoint cannot store it either
     with pytest.raises(ConfigError, match="ood_policy"):

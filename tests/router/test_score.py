@@ -11,11 +11,11 @@ import torch
 
 import features
 from imad.critique.schema import CritiqueResponse
+from imad.decide.score import RouterScore, ood_flag, unparsed_score
 from imad.errors import ConfigError, CritiqueParseError
 from imad.router import Router
 from imad.router.calibrators import fit_calibrator
 from imad.router.ood import MahalanobisOOD
-from imad.router.score import RouterScore, ood_flag, unparsed_score
 from tests.router.router_helpers import make_router, random_features
 
 QUESTION = "Does aspirin reduce the risk of a second heart attack?"

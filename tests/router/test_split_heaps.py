@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from imad.router.split_heaps import SplitHeaps
+from imad.decide.split_heaps import SplitHeaps
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -8,10 +8,10 @@ import threading
 import pytest
 
 from imad.critique.schema import CritiqueResponse
+from imad.decide import RouterScore
 from imad.errors import FeatureError
 from imad.question import Question
 from imad.router import Router
-from imad.router.score import RouterScore
 from imad.serve.batcher import ScoreBatcher
 from tests.router.router_helpers import make_router
 from tests.support.batching import call_together as call_together_on

@@ -7,9 +7,9 @@ from dataclasses import replace
 import httpx
 import pytest
 
+from imad.decide.decision import non_finite_decision, unparsed_decision
+from imad.decide.policy import FixedThreshold
 from imad.pipeline import Pipeline
-from imad.policy import FixedThreshold
-from imad.router.decision import non_finite_decision, unparsed_decision
 from imad.serve import ServeSettings
 from imad.serve.metrics import ModelLabels, sample_values
 from imad.serve.outcomes import DECISION_OUTCOMES, OUTCOMES, decision_outcome

@@ -13,7 +13,8 @@ from imad.serve.models import ImadInfo, decision_header, parse_chat_request
 def info(**changes) -> ImadInfo:
     fields = {"p": 0.41, "tau": 0.7, "escalated": True, "backend": "svrmad", "source": "debate",
               "reasons": ["p 0.41 < τ 0.70: escalate"], "parse_status": "parsed", "llm_calls": 4,
-              "error": None, "upstream_model": "m"}
+              "error": None, "upstream_model": "m", "tau_source": "checkpoint", "ood_score": None,
+              "ood": None, "ood_policy": "flag"}
     return ImadInfo(**{**fields, **changes})
 
 
@@ -45,19 +46,15 @@ def test_validation_error_names_the_field():
     assert caught.value.param == "messages.0.role" and "messages.0.role" in caught.value.message
 
 
-def test_the_decision_fields_are_declared_once_on_the_decision():
-    """The `imad` object's decision fields are RouterDecision.summary()'s, and nothing else may
-    slip in (extra fields are refused), so a field added to the decision must reach the wire."""
-    from imad.router.decision import SUMMARY_FIELDS, RouterDecision
+def test_the_imad_object_is_the_schemas_body_view():
+    """The `imad` object's fields are the schema's `body` view (declared there once), each
+    required, and nothing else may slip in (extra fields are refused)."""
+    from imad.decide import schema
 
-    decision = RouterDecision(id="q", p=0.41, tau=0.7, escalate=True, reasons=("p 0.41 < τ 0.70: escalate",),
-                              tau_source="request", ood_score=2.5, ood=False, ood_policy="flag")
-    summary = decision.summary()
-    assert set(summary) == {"escalated" if f == "escalate" else f for f in SUMMARY_FIELDS}
-    built = ImadInfo(**summary, backend="svrmad", source="debate", llm_calls=4, error=None,
-                     upstream_model="m").model_dump()
-    assert {key: built[key] for key in summary} == {**summary, "reasons": list(decision.reasons)}
-    assert set(ImadInfo.model_fields) - set(summary) == {"backend", "source", "llm_calls", "error",
-                                                         "upstream_model"}
+    assert tuple(ImadInfo.model_fields) == schema.keys_of("body")
+    assert all(field.is_required() for field in ImadInfo.model_fields.values())
+    with pytest.raises(ValueError, match="Field required"):
+        ImadInfo(**{key: value for key, value in info().model_dump().items() if key != "ood"})
+    assert info(p=float("nan")).p is None  # strict JSON: a non-finite score is null
     with pytest.raises(ValueError, match="Extra inputs"):
         info(score_status="scored")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 from imad.critique.schema import CritiqueResponse
+from imad.decide import RouterScore
 from imad.errors import FeatureError
 from imad.question import Question
-from imad.router.score import RouterScore
 from imad.serve.batcher import ScoreBatcher
 
 

@@ -4,7 +4,9 @@ Self-critique requests (their JSON schema has a `critique` field) get a valid cr
 call (a debate back-end's) gets a one-option answer. With `barrier_parties=N` every self-critique
 request waits until N of them are in flight at once, so a test can force N `imad ask` runs to be
 inside their LLM call together, without sleeping. `requests` counts the calls received. With
-`raw_body`, every call is answered HTTP 200 with those bytes instead (a broken upstream).
+`raw_body`, every call is answered HTTP 200 with those bytes instead (a broken upstream); with
+`critique_content` / `debate_content`, those message contents replace the valid ones (an
+unparseable self-critique, debate agents that give no answer).
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ BARRIER_TIMEOUT_S = 120.0
 
 
 class StubState:
-    def __init__(self, barrier_parties: int | None, raw_body: bytes | None = None) -> None:
+    def __init__(self, barrier_parties: int | None, raw_body: bytes | None = None,
+                 contents: tuple[str, str] | None = None) -> None:
         self.barrier = threading.Barrier(barrier_parties) if barrier_parties else None
         self.raw_body = raw_body
+        self.contents = contents or (json.dumps(CRITIQUE), json.dumps(DEBATE_ANSWER))
         self.requests = 0
         self.lock = threading.Lock()
 
@@ -44,7 +48,7 @@ def _handler(state: StubState) -> type[http.server.BaseHTTPRequestHandler]:
             is_critique = "critique" in json.dumps(body.get("response_format"))
             if is_critique and state.barrier is not None:
                 state.barrier.wait(BARRIER_TIMEOUT_S)
-            content = json.dumps(CRITIQUE if is_critique else DEBATE_ANSWER)
+            content = state.contents[0] if is_critique else state.contents[1]
             reply = json.dumps({
                 "id": "stub", "object": "chat.completion", "model": body.get("model", "m"),
                 "choices": [{"index": 0, "finish_reason": "stop",
@@ -67,10 +71,13 @@ def _handler(state: StubState) -> type[http.server.BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def openai_stub(*, barrier_parties: int | None = None,
-                raw_body: bytes | None = None) -> Iterator[tuple[str, StubState]]:
+def openai_stub(*, barrier_parties: int | None = None, raw_body: bytes | None = None,
+                critique_content: str | None = None,
+                debate_content: str | None = None) -> Iterator[tuple[str, StubState]]:
     """Serve on a free loopback port; yield (the `--llm` spec for it, its state)."""
-    state = StubState(barrier_parties, raw_body)
+    contents = (json.dumps(CRITIQUE) if critique_content is None else critique_content,
+                json.dumps(DEBATE_ANSWER) if debate_content is None else debate_content)
+    state = StubState(barrier_parties, raw_body, contents)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -33,7 +33,7 @@ def test_fit_exports_ood_statistics_flagging_at_most_1_percent_of_validation(tra
     result, _ = trained
     router = Router.load(result.checkpoint)
     detector = router.ood_detector
-    assert detector is not None and detector.method == "mahalanobis" and router.ood_policy == "flag"
+    assert detector is not None and detector.method == "mahalanobis" and router.config.ood_policy == "flag"
     flagged = detector.flag(router.scale(result.validation_features))
     assert flagged.mean() <= 0.01  # the threshold is the validation rows' 99th percentile
     record = router.metadata["ood_statistics"]

@@ -22,10 +22,10 @@ from imad.critique.call import SelfCritique
 from imad.critique.canonical import answers_match
 from imad.critique.prompts import PROMPT_VERSION
 from imad.debate import DebateBackend, create_backend
+from imad.decide import FixedThreshold, chosen_threshold
 from imad.errors import ImadError, NoAnswerError
 from imad.llm.types import ChatModel
 from imad.pipeline import Pipeline, router_confidence_source
-from imad.policy import FixedThreshold, chosen_threshold
 from imad.question import Question
 from imad.router import DEFAULT_CHECKPOINT, Router
 from training.data import load_questions
@@ -101,7 +101,7 @@ def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
         router = Router.load(router_path)
     tau, method = ((DEFERRAL_TAU, "every question escalated (--deferral)") if config.deferral
                    else (config.tau, "set for this run (--tau)"))
-    threshold = None if router is None else chosen_threshold(router, tau, method=method)
+    threshold = None if router is None else chosen_threshold(router.config, tau, method=method)
     questions = {dataset_name(d): load_questions(d, data_dir=config.data_dir, limit=config.limit)
                  for d in config.datasets}
     for name, items in questions.items():

@@ -30,7 +30,7 @@ from imad.decision_log.answer_row import answer_row
 from imad.errors import ServeError
 from imad.serve.error_responses import error_response
 from imad.serve.limits import read_body
-from imad.serve.logs import log_event
+from imad.serve.logs import decision_log_fields, log_event
 from imad.serve.metrics import ServerMetrics
 from imad.serve.model_names import parse_model_name
 from imad.serve.models import (
@@ -150,13 +150,9 @@ async def chat_completions(request: Request, server: Server) -> Response:
                                          type="server_error", code="internal_error"), completion_id)
     completion = completion_from_answer(answer, choice, completion_id=completion_id,
                                         created=int(time.time()), fingerprint=FINGERPRINT)
-    info = completion.imad
-    log_event("chat_completion", status=200, backend=info.backend, tau=info.tau,
-              tau_source=info.tau_source, ood=info.ood, p=info.p,
-              escalated=info.escalated, source=info.source, llm_calls=info.llm_calls,
-              prompt_tokens=completion.usage.prompt_tokens,
-              completion_tokens=completion.usage.completion_tokens, latency_ms=elapsed_ms(), **fields)
-    headers = {"X-Imad-Decision": decision_header(info), "X-Request-Id": completion_id}
+    log_event("chat_completion", status=200, **decision_log_fields(completion),
+              latency_ms=elapsed_ms(), **fields)
+    headers = {"X-Imad-Decision": decision_header(completion.imad), "X-Request-Id": completion_id}
     metrics.count_request(model_name, 200)
     if server.decision_log is not None:  # queued: the disk is the writer thread's, never ours
         server.decision_log.record({**answer_row(

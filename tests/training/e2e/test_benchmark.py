@@ -17,12 +17,12 @@ import pytest
 
 from imad.critique.call import SelfCritique
 from imad.debate import MADConfig, create_backend
+from imad.decide import RouterScore
 from imad.errors import LLMServerError
 from imad.llm.cache import CachedChat
 from imad.llm.local_gguf import DEFAULT_MODEL_ID
 from imad.llm.scripted import ScriptedChat, count_words
 from imad.pipeline import Pipeline, router_confidence_source
-from imad.router.score import RouterScore
 from tests.router.router_helpers import make_router
 from training.data import load_questions
 from training.e2e.benchmark import evaluate_e2e

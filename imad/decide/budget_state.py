@@ -1,4 +1,5 @@
-"""`imad ask --budget-state FILE`: a trigger budget that outlives the process, shared by runs.
+"""A trigger budget kept in a file (`imad ask --budget-state FILE`): it outlives the process and
+is shared by runs.
 
 `imad ask` answers one question and exits, so a budget held in memory would never leave its
 warm-up (the checkpoint's τ for the first 50 answers): the budget's window lives in FILE (JSON,
@@ -13,11 +14,12 @@ window as the others left it and every answer lands in the file. A run killed wh
 lock frees it (the kernel drops a dead process's flock); the write is atomic (a temporary file,
 then a rename), so the file is always the last complete state.
 
-Before any LLM call the file is checked (issues 23 item 3, 24 item 5): its directory exists and
-is writable, the file (when present) is a regular, writable file (no FIFO, device, directory or
-link to /dev/zero) holding a valid state read with the untrusted-JSON reader. Each failure is a
-`ConfigError` naming --budget-state and the file, which is left as it is. Writes keep the file
-what it was: through a symlink the target is updated (the link stays), and its mode is kept.
+Before any LLM call the file is checked (issues 23 item 3, 24 item 5, 34): its directory exists
+and is writable, the file (when present) is a regular, writable file (no FIFO, device, directory,
+link to /dev/zero or symlink loop) holding a valid state read with the untrusted-JSON reader.
+Each failure is a `ConfigError` naming --budget-state and the file, which is left as it is.
+Writes keep the file what it was: through a symlink the target is updated (the link stays), and
+its mode is kept.
 """
 
 from __future__ import annotations
@@ -29,15 +31,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from imad.cli.common import flag_error
+from imad.atomic_file import write_atomic
+from imad.decide.budget import TriggerBudget
 from imad.errors import ConfigError
 from imad.file_lock import held_lock
 from imad.jsonio import UntrustedJSONError, read_untrusted_file
-from imad.pipeline import new_budget
-from imad.policy import FixedThreshold
-from imad.router.budget import TriggerBudget
-from imad.router.checkpoint import write_atomic
-from imad.routing_options import DEFAULT_BUDGET_WINDOW
 
 MAX_STATE_BYTES = 64 * 1024 * 1024
 """A window of a million answers is about 30 MB; a larger file is no budget state."""
@@ -69,35 +67,6 @@ class FileBackedBudget(TriggerBudget):
                 self.load_state_dict(saved.state_dict())
             yield
             write_budget(self, self.path)
-
-
-def budget_from_flags(rate: float | None, window: int | None, state: Path | None,
-                      initial: FixedThreshold) -> FileBackedBudget | None:
-    """The budget `imad ask`'s flags ask for — the threshold rule of its policy: loaded from
-    `state` when that file exists, new otherwise (warming up at the `initial` τ, --tau or the
-    checkpoint's); None without `--target-trigger-rate` and `--budget-state`. Everything about
-    the file is checked here, before any LLM call (module docstring)."""
-    if state is None:
-        if rate is not None or window is not None:
-            raise ConfigError(FLAG, "imad ask answers one question per process, so a "
-                              "budget needs a file to remember the earlier answers: add "
-                              "--budget-state FILE (or use `imad serve` / `Pipeline`, which keep "
-                              "it in memory)")
-        return None
-    target = check_state_file(state)
-    if not target.exists():
-        if rate is None:
-            raise ConfigError("--target-trigger-rate", f"{state} does not exist yet: give the "
-                              "target rate of the new budget")
-        try:
-            budget = new_budget(rate, DEFAULT_BUDGET_WINDOW if window is None else window,
-                                initial)
-        except ConfigError as error:
-            raise flag_error(error) from None
-    else:
-        budget = read_budget(target)
-        check_same_settings(budget, rate, window, state)
-    return file_backed(budget, target, initial_source=initial.source)
 
 
 def file_backed(budget: TriggerBudget, path: Path, *,
@@ -137,7 +106,12 @@ def check_state_file(path: Path) -> Path:
                           f"{directory} is not writable (the state is replaced through a "
                           "temporary file and locked with a .lock file beside it)")
     if os.path.lexists(target):
-        mode = os.stat(target).st_mode
+        try:
+            mode = os.stat(target).st_mode
+        except OSError as error:  # a symlink loop (ELOOP), a link into a vanished directory
+            raise ConfigError(FLAG, f"cannot keep a budget state in {path}: "
+                              f"{error.strerror or error}; give the path of a budget state file, "
+                              "or of one to create") from None
         if not stat.S_ISREG(mode):
             raise ConfigError(FLAG, f"{path} is not a regular file ({_kind(mode)}): give the path "
                               "of a budget state file, or of one to create")

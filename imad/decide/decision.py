@@ -1,11 +1,12 @@
 """What the policy decided for one question, and why (SPEC §2: every result carries p and the
-decision; SPEC §14: a `imad.policy.Policy` turns the router's `RouterScore` into it).
+decision; SPEC §14: a `imad.decide.Policy` turns the router's `RouterScore` into it).
 
 A `RouterDecision` is the whole verdict on one self-critique: the score p, the threshold τ,
 whether to escalate to a debate (p < τ), short human-readable reasons, and whether the response
-could be parsed at all. An unparsed response has no score and always escalates. It is the one
-declaration of the decision's fields: the server's JSON and `X-Imad-Decision` header, the CLI's
-`--json` and the metrics' outcome all derive from it (`to_dict`, `summary`, `outcome`).
+could be parsed at all. An unparsed response has no score and always escalates. `values()` gives
+each of its fields by the name `imad.decide.schema` declares it under; every view of a decision
+(`to_dict`, the server's body, header and log line, the span, the CLI's report, the metrics'
+outcome, the decision log) is taken from those values through the schema.
 
 Fail safe (SPEC §13): a score that is not a finite number (a damaged router, an overflow) is
 never compared with τ. The decision escalates, carries `p = None` and `uncertainty = None`
@@ -18,45 +19,21 @@ rows the answer is (`ood_score`, `ood`; None when the checkpoint has no OOD stat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any
 
-PARSED = "parsed"
-UNPARSED = "unparsed"
-
-TAU_SOURCES = ("checkpoint", "request", "budget")
-"""Where a decision's τ came from: the checkpoint, a per-request or per-pipeline override (`--tau`,
-a model-name suffix), or a trigger budget's window quantile (during its warm-up the budget uses
-its initial τ, and the decision names that τ's source)."""
-
-SCORED = "scored"
-NON_FINITE = "non_finite"
-UNSCORED = "unscored"
-
-KEPT = "kept"
-BELOW_TAU = "below_tau"
-OOD_ESCALATED = "ood"
-OUTCOMES = (KEPT, BELOW_TAU, UNPARSED, NON_FINITE, OOD_ESCALATED)
-"""A decision's `outcome`: kept, or escalated because p < τ, the self-critique was unparsed, the
-score was not finite, or the OOD policy escalated an unfamiliar answer."""
-
-
-SUMMARY_FIELDS = ("p", "tau", "tau_source", "escalate", "reasons", "parse_status", "ood_score",
-                  "ood", "ood_policy")
-"""The fields of `RouterDecision.summary()`."""
-
-
-class Cue(NamedTuple):
-    """One feature's contribution: p minus p with this feature at its training mean."""
-
-    feature: str
-    value: float
-    delta_p: float
-
-    def describe(self) -> str:
-        direction = "raises" if self.delta_p > 0 else "lowers"
-        value = _format_value(self.value)
-        return f"{self.feature}={value} {direction} p by {abs(self.delta_p):.2f}"
+from imad.decide.schema import (
+    BELOW_TAU,
+    KEPT,
+    NON_FINITE,
+    OOD_ESCALATED,
+    PARSED,
+    SCORED,
+    UNPARSED,
+    UNSCORED,
+    view,
+)
+from imad.decide.score import Cue, RouterScore
 
 
 @dataclass(frozen=True)
@@ -81,7 +58,7 @@ class RouterDecision:
     """`"scored"`, `"unscored"` (unparsed response) or `"non_finite"` (the router's score was
     NaN or infinite: escalated, p withheld)."""
     tau_source: str = "checkpoint"
-    """Where τ came from, one of `TAU_SOURCES`."""
+    """Where τ came from, one of `imad.decide.schema.TAU_SOURCES`."""
     ood_score: float | None = None
     """How unlike the training rows the answer's features are; None without OOD statistics or
     without a score."""
@@ -89,6 +66,9 @@ class RouterDecision:
     """True when `ood_score` is above the checkpoint's OOD threshold; None when not scored."""
     ood_policy: str = "flag"
     """What `ood` did: "flag" (reported only) or "escalate" (an unfamiliar answer escalates)."""
+    score: RouterScore | None = field(default=None, compare=False, repr=False)
+    """The score it was decided from (`Policy.decide` keeps it): the raw score and every
+    feature's value, which the decision log records."""
 
     @property
     def keep(self) -> bool:
@@ -96,7 +76,7 @@ class RouterDecision:
 
     @property
     def outcome(self) -> str:
-        """Why the answer was kept or escalated, one of `OUTCOMES` (what metrics count), so no
+        """Why the answer was kept or escalated, one of `schema.OUTCOMES` (what metrics count), so no
         caller recomputes it from the other fields."""
         if not self.escalate:
             return KEPT
@@ -106,31 +86,24 @@ class RouterDecision:
             return NON_FINITE
         return BELOW_TAU if self.p < self.tau else OOD_ESCALATED
 
-    def summary(self) -> dict[str, Any]:
-        """The decision as it travels beside an answer: the server's `imad` object (and from it
-        the `X-Imad-Decision` header) is built from these fields, so none is listed twice.
-        `escalate` is named `escalated` there, as the answer's past."""
-        data = self.to_dict()
-        return {"escalated" if key == "escalate" else key: data[key] for key in SUMMARY_FIELDS}
+    def values(self) -> dict[str, Any]:
+        """Every field whose origin is the decision (`imad.decide.schema`), as JSON values."""
+        score = self.score
+        return {
+            "id": self.id, "p": self.p, "tau": self.tau, "escalate": self.escalate,
+            "reasons": list(self.reasons), "parse_status": self.parse_status,
+            "parse_error": self.parse_error, "uncertainty": self.uncertainty,
+            "cues": [cue._asdict() for cue in self.cues], "score_status": self.score_status,
+            "tau_source": self.tau_source, "ood_score": self.ood_score, "ood": self.ood,
+            "ood_policy": self.ood_policy, "outcome": self.outcome,
+            "raw": None if score is None else score.to_dict()["raw"],
+            "features": (None if score is None or not score.cues
+                         else {cue.feature: cue.value for cue in score.cues}),
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field, as JSON values (the CLI's `--json`)."""
-        return {
-            "id": self.id,
-            "p": self.p,
-            "tau": self.tau,
-            "escalate": self.escalate,
-            "reasons": list(self.reasons),
-            "parse_status": self.parse_status,
-            "parse_error": self.parse_error,
-            "uncertainty": self.uncertainty,
-            "cues": [cue._asdict() for cue in self.cues],
-            "score_status": self.score_status,
-            "tau_source": self.tau_source,
-            "ood_score": self.ood_score,
-            "ood": self.ood,
-            "ood_policy": self.ood_policy,
-        }
+        """The `decision` view: the decision object of the CLI's `--json`."""
+        return view("decision", self.values())
 
 
 def unparsed_decision(question_id: str, tau: float, reason: str) -> RouterDecision:
@@ -182,7 +155,3 @@ def threshold_reason(p: float, tau: float) -> str:
     if p < tau:
         return f"p {shown_p} < τ {shown_tau}: escalate"
     return f"p {shown_p} ≥ τ {shown_tau}: keep"
-
-
-def _format_value(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
