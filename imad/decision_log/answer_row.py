@@ -1,9 +1,10 @@
 """One decision-log row from one answered question (what `imad serve` and `imad ask` record).
 
-The decision's own fields (p, τ and its source, u, OOD, outcome, reasons) come from the decision;
-the row adds what only the caller knows: the completion id, the served model name, the router's
-identity, the policy, the tokens by phase, the answers and which was served. Shadow mode records
-`would_escalate` (the decision) beside `escalate` (what was served).
+The row is the decision schema's `log` view (`imad.decide.schema`): the decision's and the
+answer's values (`PipelineAnswer.values()`: p, τ, OOD, reasons, tokens by phase, the answers and
+which was served) and what only the caller knows: the completion id, the served model name and
+back-end, the time, the router's identity and the policy. Shadow mode records `would_escalate`
+(the decision) beside `escalated`.
 
 `RouterIdentity` names the router a decision came from: its checkpoint name, the version in
 that name (`imad-router-v2.1` → "2.1"), a content hash (SHA-256 of its config.json, which holds
@@ -16,8 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
+
+from imad.decide.schema import view
+from imad.decision_log.encode import sha256_text
 
 _VERSION = re.compile(r"-v(\d+(?:\.\d+)*)$")
 
@@ -42,34 +47,23 @@ def router_identity(router: Any) -> RouterIdentity:
                           calibrator=router.calibrator.kind)
 
 
-def answer_row(answer: Any, *, completion_id: str, model: str, identity: RouterIdentity,
-               policy_rule: str, shadow: bool = False) -> dict[str, Any]:
-    """The log row of a `PipelineAnswer`; `shadow`: the decision was recorded, not served (the
-    single answer was), so `escalate` is False and `would_escalate` the decision."""
-    decision = answer.decision
+def answer_row(answer: Any, *, completion_id: str, model: str, backend: str,
+               identity: RouterIdentity, policy_rule: str, shadow: bool = False,
+               now: float | None = None) -> dict[str, Any]:
+    """The log row of a `PipelineAnswer`: the schema's `log` view of its values and the
+    request's. `shadow`: the decision was recorded, not served (the single answer was), so
+    `would_escalate` holds the decision; None otherwise. The question text goes in; the writer
+    keeps only its SHA-256 unless the log keeps text."""
     critique = answer.critique
-    parsed = critique.response
-    debate = answer.debate
-    served = "single_agent" if shadow and answer.source == "debate" else answer.source
-    return {
-        "response_id": completion_id, "served_model": model, "router_name": identity.name,
+    parsed = critique.response if critique.ok else None
+    values = {
+        **answer.values(), "id": completion_id, "backend": backend, "served_model": model,
+        "time": time.time() if now is None else now, "router_name": identity.name,
         "router_version": identity.version, "router_hash": identity.hash,
         "calibrator": identity.calibrator, "policy_rule": policy_rule,
-        "tau": decision.tau, "tau_source": decision.tau_source,
-        "raw": getattr(decision, "raw", None), "p": decision.p,
-        "uncertainty": decision.uncertainty, "ood_score": decision.ood_score, "ood": decision.ood,
-        "ood_policy": decision.ood_policy, "outcome": decision.outcome,
-        "escalated": decision.escalate and not shadow,
-        "would_escalate": decision.escalate if shadow else None, "reasons": list(decision.reasons),
-        "features": getattr(decision, "features", None),
-        "critique_prompt_tokens": critique.prompt_tokens,
-        "critique_completion_tokens": critique.completion_tokens,
-        "debate_prompt_tokens": 0 if debate is None else debate.prompt_tokens,
-        "debate_completion_tokens": 0 if debate is None else debate.completion_tokens,
-        "question": answer.question.text, "error": answer.error,
-        "upstream_model": critique.model_id,
-        "single_answer": None if parsed is None else parsed.final_answer,
-        "debate_answer": None if debate is None or not debate.final_answer else debate.final_answer,
-        "served": served, "shadow_debate": False,
+        "would_escalate": answer.decision.escalate if shadow else None,
+        "question_sha256": sha256_text(answer.question.text), "question": answer.question.text,
+        "shadow_debate": False,
         "confidence": None if parsed is None else parsed.confidence_critique,
     }
+    return view("log", values)

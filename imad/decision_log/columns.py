@@ -2,9 +2,8 @@
 
 The log's table is derived from a list of `LogColumn`s, never written out by hand: the store
 builds its `CREATE TABLE`, its insert and its readers from the list, and the export and the
-report read the same names. The list below is interim: once the one decision schema exists
-(issue 33, `imad.decide`), its `log` view supplies the columns and this module keeps only
-`LogColumn` and the codecs.
+report read the same names. The list is the one decision schema's `log` view (issue 33,
+`imad.decide.schema`): each field there is a column here, with its type and meaning.
 
 A codec says how a Python value travels into SQLite and back: `plain` as is, `bool` as 0/1,
 `json` as JSON text (dicts and lists: reasons, features, tokens by phase).
@@ -17,19 +16,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from imad.decide.schema import FIELD, Field, fields_of
 from imad.jsonio import loads_untrusted
 
-ID = "response_id"
+ID = FIELD["id"].key("log")
 """The column holding the completion id: unique, what labels and feedback name."""
-TIME = "time"
+TIME = FIELD["time"].key("log")
 """When the decision was made, unix seconds (UTC): windows, --since and pruning read it."""
-MODEL = "served_model"
+MODEL = FIELD["served_model"].key("log")
 """The served model name (the report's by-model rows, --model)."""
-ESCALATED = "escalated"
+ESCALATED = FIELD["escalate"].key("log")
 """True when the debate's answer was served."""
-RAW = "raw"
+RAW = FIELD["raw"].key("log")
 """The network's score before the calibrator (what a recalibration fits on)."""
-SERVED = "served"
+SERVED = FIELD["source"].key("log")
 """Which answer was served; "debate" for the debate's (a label then is about the debate)."""
 
 CODECS = ("plain", "bool", "json")
@@ -76,51 +76,19 @@ class LogColumn:
         return value
 
 
-def _column(name: str, sqlite_type: str, meaning: str, codec: str = "plain") -> LogColumn:
-    return LogColumn(name, sqlite_type, meaning, codec)
+_CODECS = {"boolean": "bool", "array": "json", "object": "json"}
 
 
-LOG_COLUMNS: tuple[LogColumn, ...] = (
-    _column("response_id", "TEXT", "the completion id the response carried (unique)"),
-    _column("p", "REAL", "P(answer correct) after calibration; NULL when not scored"),
-    _column("raw", "REAL", "the network's score before calibration"),
-    _column("uncertainty", "REAL", "the uncertainty head u"),
-    _column("tau", "REAL", "the threshold τ the decision compared p with"),
-    _column("tau_source", "TEXT", "where τ came from: checkpoint, request or budget"),
-    _column("escalated", "INTEGER", "true when the policy sent the answer to a debate", "bool"),
-    _column("outcome", "TEXT", "kept, below_tau, unparsed, non_finite or ood"),
-    _column("reasons", "TEXT", "the decision's reasons, a JSON list of strings", "json"),
-    _column("features", "TEXT", "the features, a JSON object name → value", "json"),
-    _column("ood_score", "REAL", "how unlike the training rows the answer is"),
-    _column("ood", "INTEGER", "true when ood_score is above the checkpoint's threshold", "bool"),
-    _column("ood_policy", "TEXT", "what ood does: flag or escalate"),
-    _column("served", "TEXT", "which answer was served: single_agent, debate, "
-            "single_agent_fallback or none"),
-    _column("single_answer", "TEXT", "the self-critique's answer"),
-    _column("debate_answer", "TEXT", "the debate's answer, served or shadow; NULL without one"),
-    _column("error", "TEXT", "a recorded non-fatal failure (e.g. the debate's)"),
-    _column("upstream_model", "TEXT", "the chat model behind the router"),
-    *(_column(f"{phase}_{kind}_tokens", "INTEGER", f"{kind} tokens of the {phase} calls")
-      for phase in ("critique", "debate") for kind in ("prompt", "completion")),
-    _column("backend", "TEXT", "the debate back-end an escalation goes to"),
-    _column("served_model", "TEXT", "the served model name the request asked for"),
-    _column("time", "REAL", "when the decision was made, unix seconds (UTC)"),
-    _column("router_name", "TEXT", "the router checkpoint's name"),
-    _column("router_version", "TEXT", "the router checkpoint's version"),
-    _column("router_hash", "TEXT", "SHA-256 of the router's config (weights' hash, calibrator, τ)"),
-    _column("calibrator", "TEXT", "the calibrator mapping the raw score to p"),
-    _column("policy_rule", "TEXT", "the threshold rule: fixed or budget"),
-    _column("would_escalate", "INTEGER", "in shadow mode, what the policy decided (the single "
-            "answer was served anyway); NULL when it decided", "bool"),
-    _column("question_sha256", "TEXT", "SHA-256 of the question text"),
-    _column("question", "TEXT", "the question text (only with --log-text)"),
-    _column("shadow_debate", "INTEGER", "true when the debate ran in shadow, after the response",
-            "bool"),
-    _column("confidence", "REAL", "the verbal confidence of the self-critique (the report's "
-            "baseline)"),
-)
-"""The interim column list (issue 32 item 2), named as the decision schema's `log` view names
-them (issue 33); `response_id` and `time` are required in every list."""
+def column_of(spec: Field) -> LogColumn:
+    """The log column of one decision field (its `log` key, SQLite type, meaning and unit)."""
+    unit = f" ({spec.unit})" if spec.unit else ""
+    return LogColumn(spec.key("log"), spec.sqlite_type, spec.meaning + unit,
+                     _CODECS.get(spec.type, "plain"))
+
+
+LOG_COLUMNS: tuple[LogColumn, ...] = tuple(column_of(spec) for spec in fields_of("log"))
+"""The decision log's columns: the decision schema's `log` view (`imad.decide.schema`), in its
+order. A field the schema gains in that view is a column the next open adds to the file."""
 
 REQUIRED_COLUMNS = (ID, TIME)
 

@@ -61,7 +61,7 @@ def test_every_answer_is_one_row_equal_to_its_response(start_server, tmp_path):
         if index != 5:  # the streamed one carries its decision in the header only
             info = response.json()["imad"]
             assert (row["p"], row["tau"], row["tau_source"]) == (info["p"], info["tau"], info["tau_source"])
-        assert row["critique_prompt_tokens"] > 0
+        assert row["critique_prompt_tokens"] > 0 and 0.0 <= row["raw"] <= 1.0
         assert (row["debate_prompt_tokens"] > 0) is row["escalated"]
 
 

@@ -155,9 +155,9 @@ async def chat_completions(request: Request, server: Server) -> Response:
     headers = {"X-Imad-Decision": decision_header(completion.imad), "X-Request-Id": completion_id}
     metrics.count_request(model_name, 200)
     if server.decision_log is not None:  # queued: the disk is the writer thread's, never ours
-        server.decision_log.record({**answer_row(
-            answer, completion_id=completion_id, model=model_name, identity=server.router_identity,
-            policy_rule=policy_rule(settings)), "backend": info.backend})
+        server.decision_log.record(answer_row(
+            answer, completion_id=completion_id, model=model_name, backend=choice.backend,
+            identity=server.router_identity, policy_rule=policy_rule(settings)))
     if chat.stream:
         include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
         return StreamingResponse(sse_events(completion, include_usage=include_usage),
