@@ -163,6 +163,6 @@ def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp
     assert sum(v for labels, v in sample_values(text, "imad_decisions_total")
                if labels["outcome"] == "kept") == 8
     store = open_for_reading(tmp_path / "decisions.db")  # SIGTERM flushed both workers' writers
-    logged = [row["id"] for row in store.rows()]
+    logged = [row["response_id"] for row in store.rows()]
     store.close()
     assert sorted(logged) == sorted(completion_ids)
