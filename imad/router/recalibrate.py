@@ -14,13 +14,14 @@ run `imad calibrate --target-trigger-rate R` on the new checkpoint to move it to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from imad.constraints import Options, check_value
 from imad.errors import DatasetError
-from imad.router.calibration_set import read_answer_scores
+from imad.router.calibration_set import AnswerScores, read_answer_scores
 from imad.router.calibrators import fit_calibrator
 from imad.router.registry import resolve_checkpoint
 from imad.router.router import Router
@@ -36,13 +37,17 @@ RecalibrationResult = CalibrationResult
 
 
 def recalibrate_router(router_path: str | Path | None, corpus: list[str], method: str, *,
-                       out: str | Path | None = None, overwrite: bool = False) -> RecalibrationResult:
-    """Fit `method` on the router's raw scores of the answers in `corpus`, save a new version."""
+                       out: str | Path | None = None, overwrite: bool = False,
+                       read_answers: Callable[[Router], AnswerScores] | None = None
+                       ) -> RecalibrationResult:
+    """Fit `method` on the router's raw scores of the answers in `corpus` (or those
+    `read_answers(router)` gives: a decision log's, `answer_scores_from_log`), save a new
+    version."""
     check_value(method, Options(*RECALIBRATION_METHODS), "recalibrate (--recalibrate)")
     source_path = resolve_checkpoint(router_path)
     router = Router.load(source_path)
     destination = new_checkpoint_path(source_path, out, overwrite)
-    answers = read_answer_scores(router, corpus)
+    answers = read_answer_scores(router, corpus) if read_answers is None else read_answers(router)
     labelled = [index for index, label in enumerate(answers.labels) if label is not None]
     true_accuracy = (float(np.mean([answers.labels[i] for i in labelled])) if labelled else None)
     if method == "prior-shift":

@@ -1,7 +1,8 @@
 """The OpenAI-compatible routing server as an ASGI app (FastAPI): `create_app(settings, factory)`.
 
 `create_app` starts the pipeline runner, then assembles the endpoint routers of
-`imad.serve.routes` (chat completions, models, `/v1/imad/stats`, `/metrics`, `/health`), each
+`imad.serve.routes` (chat completions, models, `/v1/imad/stats` and `/v1/imad/feedback`,
+`/metrics`, `/health`), each
 behind the API key unless its paths are public (`imad.serve.routes.guard`: `/health`, and
 `/metrics` under `--metrics-public`). FastAPI's /docs, /redoc and /openapi.json are off.
 
@@ -27,6 +28,8 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from imad import __version__
+from imad.decision_log.answer_row import router_identity
+from imad.decision_log.writer import DecisionLog
 from imad.serve.error_responses import install_error_handlers
 from imad.serve.factory import PipelineFactory
 from imad.serve.logs import log_event
@@ -42,12 +45,15 @@ from imad.serve.upstream import upstream_concurrency
 def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     """The routing server's app. Prepares the factory now, so bad config fails before serving."""
     metrics = ServerMetrics()
+    decision_log = open_decision_log(settings, metrics)  # a file that is not a log ends here
     runner = PipelineRunner(factory, settings, metrics)  # its scoring processes warm up meanwhile
     try:
         factory.prepare(settings.ood_policy)
         runner.scorer.wait_ready()
     except BaseException:
         runner.close()
+        if decision_log is not None:
+            decision_log.close()
         raise
     limits = {"max_concurrency": settings.max_concurrency,
               "upstream_max_concurrency": upstream_concurrency(factory.model),
@@ -61,11 +67,14 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
                   **limits, workers=settings.workers, auth=settings.api_key is not None)
         yield
         runner.close()
+        if decision_log is not None:
+            decision_log.close()  # flushes the rows still queued
         log_event("server_stopped")
 
     app = FastAPI(title="imad routing server", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.server = ServerState(settings, factory, runner, metrics, int(time.time()), limits)
+    app.state.server = ServerState(settings, factory, runner, metrics, int(time.time()), limits,
+                                   decision_log, router_identity(factory.router))
     app.state.runner = runner
     app.state.metrics = metrics
     install_error_handlers(app)
@@ -76,3 +85,15 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
         else:  # a router with any non-public path is guarded whole: a mistake fails closed
             app.include_router(router, dependencies=[Depends(require_bearer)])
     return app
+
+
+def open_decision_log(settings: ServeSettings, metrics: ServerMetrics | None = None
+                      ) -> DecisionLog | None:
+    """This process's handle on `--decision-log`: a file that is not a decision log (foreign,
+    damaged, newer) is an error before serving; a disk that refuses writes is not (rows are
+    dropped and counted, serving goes on)."""
+    if settings.decision_log is None:
+        return None
+    return DecisionLog(settings.decision_log, log_text=settings.log_text,
+                       max_rows=settings.decision_log_max_rows,
+                       on_count=None if metrics is None else metrics.count_decision_log)

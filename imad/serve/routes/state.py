@@ -12,6 +12,8 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from imad.decision_log.answer_row import RouterIdentity
+from imad.decision_log.writer import DecisionLog
 from imad.serve.factory import PipelineFactory
 from imad.serve.metrics import ServerMetrics
 from imad.serve.runner import PipelineRunner
@@ -20,7 +22,8 @@ from imad.serve.settings import ServeSettings
 
 @dataclass(frozen=True)
 class ServerState:
-    """One app's parts; `started` (Unix seconds) dates the model cards, `limits` is /health's."""
+    """One app's parts; `started` (Unix seconds) dates the model cards, `limits` is /health's,
+    `decision_log` the worker's decision log."""
 
     settings: ServeSettings
     factory: PipelineFactory
@@ -28,6 +31,10 @@ class ServerState:
     metrics: ServerMetrics
     started: int
     limits: dict[str, Any]
+    decision_log: DecisionLog | None = None
+    """This process's handle on `--decision-log` (None without one)."""
+    router_identity: RouterIdentity | None = None
+    """The serving router's name, version and content hash (what each logged row names)."""
 
 
 def server_state(request: Request) -> ServerState:
