@@ -99,8 +99,8 @@ def test_an_unusable_out_is_a_usage_error_before_any_work(tmp_path, capsys, name
 EVALUATE_CASES = [("zero", "0", "recalibrate"), ("nine", "9", "recalibrate"),
                   ("negative", "-5", "recalibrate"), ("text", "abc", "invalid ascii_int"),
                   ("float", "2.5", "invalid ascii_int"), ("huge", "1" + "0" * 400, "recalibrate"),
-                  ("more than the set", "5000", "10 ≤ N"), ("the whole limit", "200", "10 ≤ N"),
-                  ("one short of room to score", "191", "with --limit 200 questions")]
+                  ("more than the set", "5000", "10 ≤ N"), ("the whole limit", "100", "10 ≤ N"),
+                  ("one short of room to score", "91", "with --limit 100 questions")]
 
 
 @pytest.mark.parametrize("name,value,message", EVALUATE_CASES, ids=[c[0] for c in EVALUATE_CASES])
