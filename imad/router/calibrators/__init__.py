@@ -25,9 +25,9 @@ from imad.constraints import Options, check_value
 from imad.errors import CheckpointError, ConfigError
 from imad.router.calibrators.base import (
     CALIBRATORS,
+    SELECTORS,
     CalibrationRecord,
     Calibrator,
-    SELECTORS,
     DecreasingCalibratorWarning,
     known_keys,
     mapping,
@@ -44,7 +44,6 @@ from imad.router.calibrators.kinds import (
     PriorShiftCalibrator,
     TemperatureCalibrator,
 )
-
 from imad.router.calibrators.selection import choose_calibrator
 
 DEFAULT_METHOD = "auto"
@@ -90,9 +89,9 @@ def fit_calibrator(scores: Sequence[float] | np.ndarray, labels: Sequence[int] |
     """A calibrator of `method` fitted on raw router scores and, for a labelled kind, their 0/1
     labels (1: the answer was right). The default, `auto`, returns the base rate, Platt or
     isotonic calibrator its tests choose (`imad.router.calibrators.selection`), its record
-    saying why; it takes labels of one class (then: the base rate). `ConfigError` says what is missing or wrong: scores that
-    are not a 1-D sequence of real numbers in [0, 1] (a Fraction, a complex, an object or 2-D
-    array, a 400-digit integer), labels that are not 0/1.
+    saying why; it takes labels of one class (then: the base rate). `ConfigError` says what is
+    missing or wrong: scores that are not a 1-D sequence of real numbers in [0, 1] (a Fraction,
+    a complex, an object or 2-D array, a 400-digit integer), labels that are not 0/1.
 
     prior_shift needs `training_prior` (the share of right answers in the router's training
     data) and no labels; given labels it still ignores them, so its estimate stays honest.

@@ -27,6 +27,7 @@ tuned to one model's answers. The choice and its reason are stored in the calibr
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from imad.router.calibrators import fitting
