@@ -39,7 +39,7 @@ from training.export import build_router, export_router
 from training.loss import class_balanced_alpha
 from training.metrics import METRICS, score_report
 from training.module import MONITOR, RouterModule
-from training.scoreboard import format_scoreboard, permutation_importance, scoreboard
+from training.scoreboard import format_scoreboard, permutation_importance, scoreboard, without_nan
 
 
 @dataclass(frozen=True)
@@ -158,12 +158,13 @@ def _fit(config: FitConfig) -> FitResult:
         "selection": note,
         "tau": config.tau,
     }
-    router = router.with_record(metrics=metrics)
     index = datamodule.validation_index
     board = scoreboard(validation_y, scores, {"dataset": [table.datasets[i] for i in index],
                                               "task_type": [table.task_types[i] for i in index]})
     importance = permutation_importance(router.predict_proba, validation_x, validation_y,
                                         router.feature_names)
+    router = router.with_record(metrics={**metrics, "scoreboard": without_nan(board),
+                                         "importance": importance})
 
     checkpoint = None
     if config.export and trainer.is_global_zero:

@@ -90,6 +90,13 @@ def permutation_importance(predict: Callable[[np.ndarray], np.ndarray], x: np.nd
     return sorted(rows, key=lambda row: -row["auroc_drop"])
 
 
+def without_nan(value: Any) -> Any:
+    """The scoreboard with NaN (a one-class group) as None, as a checkpoint stores it."""
+    if isinstance(value, dict):
+        return {key: without_nan(item) for key, item in value.items()}
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
 def format_scoreboard(board: dict[str, Any], importance: list[dict[str, Any]] | None = None) -> str:
     """Plain text: one line per group, each scorer's AUROC [95% interval]."""
     names = list(board["pooled"])

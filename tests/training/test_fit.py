@@ -150,3 +150,15 @@ def test_summary_shows_auroc_within_each_dataset_and_task_type(first_run):
     assert auroc(first_run.validation_labels,
                  first_run.router.predict_proba(first_run.validation_features)) \
         == pytest.approx(pooled["auroc"])
+
+
+def test_the_checkpoint_and_its_card_carry_the_within_dataset_numbers(first_run):
+    reloaded = Router.load(first_run.checkpoint)
+    stored = reloaded.config.record.metrics
+    assert stored.scoreboard["pooled"]["router"]["auroc"] == pytest.approx(
+        first_run.metrics["scoreboard"]["pooled"]["router"]["auroc"])
+    assert stored.importance[0]["feature"] == first_run.metrics["importance"][0]["feature"]
+    card = (first_run.checkpoint / CARD_FILE).read_text()
+    assert "### AUROC within each dataset and task type" in card
+    assert "| dataset gqa |" in card and "| dataset pubmedqa |" in card
+    assert "What the router learned" in card
