@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from imad.errors import DatasetError
 from training.metrics import METRICS
 
 RESAMPLES = 1000
@@ -119,44 +120,64 @@ def _cell(row: dict[str, Any]) -> str:
     return f"{row['auroc']:.3f} [{row['low']:.2f}, {row['high']:.2f}]"
 
 
-def shipped_scoreboard(router_name: str | None) -> str:
+def shipped_scoreboard(router_name: str | None, *, feature_cache: str | None = None,
+                       write: bool = False) -> str:
     """The scoreboard of a shipped router on the validation split its checkpoint records,
-    recomputed from the committed corpus (no training)."""
+    recomputed from the committed corpus (no training); `write` adds it to the checkpoint's
+    metrics and re-renders its model card (weights and every other byte unchanged)."""
     from imad.router import Router
+    from imad.router.registry import resolve_checkpoint
     from training.baselines import baseline_probabilities
     from training.corpus_table import load_corpus
     from training.datamodule import CorpusDataModule
 
-    router = Router.load(router_name)
+    directory = resolve_checkpoint(router_name)
+    router = Router.load(directory)
     record = router.config.record
     files = [entry.path for entry in (record.data.files or ())] if record.data is not None else []
     split = record.data.split if record.data is not None else None
     settings = record.training.settings if record.training is not None else None
     fraction = None if settings is None else settings.validation_fraction
-    if not files or split is None or fraction is None:
-        raise SystemExit(f"error: router {router.name} does not record its corpus files and split")
-    table = load_corpus(files, schema_version=router.feature_schema_version)
+    if not files or split is None or fraction is None or record.metrics is None:
+        raise DatasetError(f"router {router.name} does not record its corpus files and validation "
+                           "split, so its scoreboard cannot be recomputed without retraining")
+    table = load_corpus(files, schema_version=router.feature_schema_version, feature_cache=feature_cache)
     module = CorpusDataModule(table, validation_fraction=fraction, split_seed=split.seed)
     if module.validation_index.size != split.validation:
-        raise SystemExit(f"error: the recomputed validation split has {module.validation_index.size} "
-                         f"rows, the checkpoint records {split.validation}: the corpus changed")
+        raise DatasetError(f"the recomputed validation split has {module.validation_index.size} rows, "
+                           f"router {router.name} records {split.validation}: the corpus changed")
     x, y = module.rows("validation")
     index = module.validation_index
     train_x, train_y = module.rows("train")
-    scores = {"router": router.predict_proba(x), **baseline_probabilities(
+    scores = {"router": router.predict_raw(x), **baseline_probabilities(
         train_x, train_y, x, module.scaler_mean, module.scaler_scale, module.confidence_column)}
-    board = scoreboard(y, scores,
-                       {"dataset": [table.datasets[i] for i in index],
-                        "task_type": [table.task_types[i] for i in index]})
-    names = router.feature_names
-    importance = permutation_importance(router.predict_proba, x, y, names)
+    board = scoreboard(y, scores, {"dataset": [table.datasets[i] for i in index],
+                                   "task_type": [table.task_types[i] for i in index]})
+    importance = permutation_importance(router.predict_raw, x, y, router.feature_names)
+    if write:
+        metrics = {**record.metrics.to_dict(), "scoreboard": without_nan(board), "importance": importance}
+        router.with_record(metrics=metrics).save(directory)
     return f"{router.name} (validation n={y.size})\n" + format_scoreboard(board, importance)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="within-dataset AUROC of a shipped router")
+    """Entry point: typed errors print `error: …` and exit non-zero (`imad.commandline.entry`)."""
+    from imad.commandline.entry import debug_requested, run_entry_point
+
+    return run_entry_point("python -m training.scoreboard", lambda: _run(argv),
+                           debug=debug_requested(argv))
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.scoreboard",
+                                     description="within-dataset AUROC of a shipped router")
     parser.add_argument("--router", default=None)
-    print(shipped_scoreboard(parser.parse_args(argv).router))
+    parser.add_argument("--feature-cache", default=None)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--write", action="store_true",
+                        help="add it to the checkpoint's metrics and re-render its model card")
+    args = parser.parse_args(argv)
+    print(shipped_scoreboard(args.router, feature_cache=args.feature_cache, write=args.write))
     return 0
 
 
