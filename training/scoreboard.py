@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from imad.errors import DatasetError
+from imad.router.calibrators.selection import average_ranks
 from training.metrics import METRICS
 
 RESAMPLES = 1000
@@ -52,8 +53,7 @@ def auroc_interval(labels: np.ndarray, p: np.ndarray, *, resamples: int = RESAMP
 def _rank_auroc(y: np.ndarray, p: np.ndarray) -> float:
     """AUROC as the Mann–Whitney U over average ranks: sklearn's value, without its overhead
     (a thousand resamples per group)."""
-    _, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
-    ranks = (np.cumsum(counts) - (counts - 1) / 2.0)[inverse]
+    ranks, _ = average_ranks(p)
     right = y.sum()
     return float((ranks[y == 1].sum() - right * (right + 1) / 2) / (right * (y.size - right)))
 

@@ -46,6 +46,12 @@ _Z_ALPHA = 1.6448536269514722
 """The standard normal's 1 − α quantile for α = 0.05 (one-sided)."""
 
 
+def average_ranks(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """1-based ranks of `x`, tied values sharing their mean rank, and the size of each tie."""
+    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    return (np.cumsum(counts) - (counts - 1) / 2.0)[inverse], counts
+
+
 def mann_whitney_less(x: np.ndarray, y: np.ndarray) -> float:
     """One-sided p-value that the scores of right answers (`y` = 1) are stochastically lower
     than those of wrong ones: U of the right answers, normal approximation with tie correction
@@ -53,8 +59,7 @@ def mann_whitney_less(x: np.ndarray, y: np.ndarray) -> float:
     method="asymptotic")`). 1.0 when a class is missing or every score is equal."""
     right, n = int(y.sum()), y.size
     wrong = n - right
-    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
-    ranks = (np.cumsum(counts) - (counts - 1) / 2.0)[inverse]  # average ranks, 1-based
+    ranks, counts = average_ranks(x)
     u = float(ranks[y == 1].sum()) - right * (right + 1) / 2.0
     ties = float(np.sum(counts ** 3 - counts))
     variance = right * wrong / 12.0 * ((n + 1) - ties / (n * (n - 1))) if n > 1 else 0.0
