@@ -21,6 +21,8 @@ decisions (issue 32): the new version's record names the log, the rows and their
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 
 from imad.cli.time_flags import SINCE_FORMS
 from imad.commandline.calibration import SPLIT_HINT, report, target_from_args
@@ -91,8 +93,13 @@ def recalibrate(args: argparse.Namespace) -> int:
     if args.debate_tokens is not None or args.single_tokens is not None:
         raise ConfigError("recalibrate (--recalibrate)", "--debate-tokens and --single-tokens go "
                           "with --token-budget; recalibrate first, then choose τ on the new checkpoint")
-    result = recalibrate_router(args.router, args.corpus, args.recalibrate, out=args.out,
-                                overwrite=args.overwrite, read_answers=read_answers)
+    from imad.router.calibrators import DecreasingCalibratorWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DecreasingCalibratorWarning)
+        result = recalibrate_router(args.router, args.corpus, args.recalibrate, out=args.out,
+                                    overwrite=args.overwrite, read_answers=read_answers)
+    _say_decreasing(caught, DecreasingCalibratorWarning)
     record = result.record
     if args.json:
         print_json({"checkpoint": str(result.checkpoint), "calibrator": result.calibrator.to_dict(),
@@ -113,3 +120,17 @@ def recalibrate(args: argparse.Namespace) -> int:
     print(f"tau: {result.router.tau:.6g} (unchanged; compared with the calibrated p)")
     print(f"checkpoint: {result.checkpoint}")
     return 0
+
+
+def _say_decreasing(caught: list[warnings.WarningMessage], decreasing: type[Warning]) -> None:
+    """A fitted map that decreases is said once, in words, on stderr (the reload repeats it);
+    any other warning is shown as Python would have."""
+    said = False
+    for warning in caught:
+        if issubclass(warning.category, decreasing):
+            if not said:
+                print(f"warning: {warning.message}", file=sys.stderr)
+            said = True
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+

@@ -52,6 +52,17 @@ CASES = [
      "not allowed with"),
     ("with debate tokens", lambda t: ["--corpus", str(MEDQA), "--debate-tokens", "4000"], 2,
      "--token-budget"),
+    # issue 35: --recalibrate alone is auto, which takes one class but not too few or no labels
+    ("auto, too few labelled", lambda t: ["--corpus", str(_corpus(t, [0, 1] * 4)), "--recalibrate"],
+     2, "auto needs at least 10"),
+    ("auto, no labels", lambda t: ["--corpus", str(_corpus(t, [None] * 20)), "--recalibrate", "auto"],
+     3, "auto needs labelled answers"),
+    ("auto, label 2", lambda t: ["--corpus", str(_corpus(t, [0, 1, 2] * 5)), "--recalibrate"], 3,
+     "0, 1 or null"),
+    ("base rate, too few", lambda t: ["--corpus", str(_corpus(t, [1] * 3)), "--recalibrate",
+                                      "base-rate"], 2, "base_rate needs at least 10"),
+    ("method with underscore", lambda t: ["--corpus", str(MEDQA), "--recalibrate", "base_rate"], 2,
+     "invalid choice"),
 ]
 
 
