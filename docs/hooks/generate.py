@@ -59,7 +59,8 @@ def decision_schema() -> str:
     rows = ["| field | type | meaning | values / unit | views (key where renamed) |",
             "|---|---|---|---|---|"]
     for field in FIELDS:
-        kind = field.type + (f" of {field.items}" if field.items else "") + (", nullable" if field.nullable else "")
+        kind = (field.type + (f" of {field.items}" if field.items else "")
+                + (", nullable" if field.nullable else ""))
         values = ", ".join(f"`{v}`" for v in field.values) or (field.unit or "")
         views = ", ".join(f"{v} (`{field.keys[v]}`)" if v in field.keys else v
                           for v in VIEWS if v in field.views)
@@ -114,7 +115,8 @@ def api_reference() -> str:
     """A mkdocstrings block per public `imad` name (`imad._EXPORTS`), where each is defined."""
     import imad
 
-    return "\n".join(f"## `imad.{name}`\n\n::: {module}.{name}\n    options:\n      show_root_heading: false\n"
+    options = "    options:\n      show_root_heading: false\n"
+    return "\n".join(f"## `imad.{name}`\n\n::: {module}.{name}\n{options}"
                      for name, module in imad._EXPORTS.items())
 
 
