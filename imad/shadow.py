@@ -13,6 +13,10 @@ and the comparison is unbiased — also gets its debate, after the response was 
   `submit` never waits: a full queue drops the debate and counts it. Each job returns whether
   the debate changed the answer (or None when it could not tell); the runner counts debates
   run, dropped, failed and changed, which the metrics read.
+- `shadow_debate_job(pipeline, answer, completion_id, log)` is the job `imad serve` and `imad
+  ask` submit: the debate the shadow decision skipped, its answer and tokens amended into the
+  decision's log row (`debate_answer`, `shadow_debate`, the debate's tokens), and whether it
+  changed the served single answer.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from imad.errors import ConfigError
 
@@ -149,3 +154,24 @@ class ShadowRunner:
         with self._lock:
             self.stats.run += 1
             self.stats.changed += bool(changed)
+
+
+def shadow_debate_job(pipeline: Any, answer: Any, completion_id: str,
+                      log: Any | None) -> Callable[[], bool | None]:
+    """The shadow debate of one served `PipelineAnswer` (of a shadow `imad.Pipeline`), as a job
+    for `ShadowRunner.submit`: it runs `pipeline.debate_in_shadow(answer)`, amends the row
+    `completion_id` of the decision log `log` (None: no log) with the debate's answer and
+    tokens, and returns whether the debate's answer differs from the served one (None when the
+    debate gave no answer)."""
+
+    def job() -> bool | None:
+        debate = pipeline.debate_in_shadow(answer)
+        if log is not None:
+            log.amend({"response_id": completion_id, "debate_answer": debate.final_answer or None,
+                       "shadow_debate": True, "debate_prompt_tokens": debate.prompt_tokens,
+                       "debate_completion_tokens": debate.completion_tokens})
+        if not debate.final_answer:
+            return None
+        return debate.final_answer != answer.answer
+
+    return job
