@@ -147,10 +147,11 @@ def run(args: argparse.Namespace) -> int:
     from imad.serve.logs import configure_logging, log_event
     from imad.serve.metrics import MULTIPROCESS_ENV, prepare_multiprocess_dir
     from imad.serve.server import bind_socket, serve, serve_workers
+    from imad.serve.shadow_debates import shadow_upstream_slots
     from imad.serve.upstream import spec_with_concurrency
 
     metrics_dir = prepare_multiprocess_dir()  # PROMETHEUS_MULTIPROC_DIR: checked, emptied
-    llm = spec_with_concurrency(args.llm, settings.max_concurrency)
+    llm = spec_with_concurrency(args.llm, settings.max_concurrency + shadow_upstream_slots(settings))
     with bind_socket(args.host, args.port) as sock:  # first: a bad host or port ends here
         configure_logging(args.log_level)
         if metrics_dir is not None:

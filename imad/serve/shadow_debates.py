@@ -25,6 +25,16 @@ from imad.shadow import ShadowRunner, ShadowSampler, shadow_debate_job
 
 SHADOW_QUEUE = 64
 """Shadow debates waiting at most; past it they are dropped and counted."""
+SHADOW_UPSTREAM_SLOTS = 8
+"""Upstream calls added to the client's limit for the shadow debates (one debate at a time; a
+round sends its agents' calls at once): without them a debate's round would take the slots of
+live requests' calls and sit on their latency. A back-end with more agents than this shares the
+rest."""
+
+
+def shadow_upstream_slots(settings: ServeSettings) -> int:
+    """The upstream slots to add for `settings`' shadow debates (0 without them)."""
+    return SHADOW_UPSTREAM_SLOTS if settings.shadow and settings.shadow_debate_rate > 0.0 else 0
 
 
 class ShadowDebates:
