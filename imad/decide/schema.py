@@ -172,6 +172,8 @@ FIELDS: tuple[Field, ...] = (
           ALL - {"answer"}, nullable=True),
     Field("ood_policy", "string", "what ood does: flag reports it, escalate debates it",
           _views("decision", "text", "body", "span", "log"), values=OOD_POLICIES),
+    Field("would_escalate", "boolean", "in shadow mode, what the policy decided (the single "
+          "answer was served, no debate ran); null outside shadow mode", ALL, nullable=True),
     # --- the answer: PipelineAnswer.values() -----------------------------------------------------
     Field("answer", "string", "the answer served", _views("answer"), origin="answer"),
     Field("source", "string", "which answer was served", _views("answer", "body", "header",
@@ -212,8 +214,6 @@ FIELDS: tuple[Field, ...] = (
           origin="request"),
     Field("policy_rule", "string", "the threshold rule: fixed or budget", _views("log"),
           origin="request", values=("fixed", "budget")),
-    Field("would_escalate", "boolean", "in shadow mode, what the router would have done; null "
-          "when it decided", _views("log"), origin="request", nullable=True),
     Field("question_sha256", "string", "SHA-256 of the question text (the decision log keeps it "
           "instead of the text)", _views("log"), origin="request", nullable=True),
     Field("question", "string", "the question text; null unless the log keeps text (--log-text)",

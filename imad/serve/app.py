@@ -39,6 +39,7 @@ from imad.serve.routes.guard import public_paths, require_bearer
 from imad.serve.routes.state import ServerState
 from imad.serve.runner import PipelineRunner
 from imad.serve.settings import ServeSettings
+from imad.serve.shadow_debates import shadow_debates
 from imad.serve.upstream import upstream_concurrency
 
 
@@ -47,6 +48,7 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     metrics = ServerMetrics()
     decision_log = open_decision_log(settings, metrics)  # a file that is not a log ends here
     runner = PipelineRunner(factory, settings, metrics)  # its scoring processes warm up meanwhile
+    factory.shadow = settings.shadow
     try:
         factory.prepare(settings.ood_policy)
         runner.scorer.wait_ready()
@@ -64,17 +66,22 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         log_event("server_ready", upstream_model=factory.model.model_id, router=factory.router.name,
                   default_backend=settings.default_backend, default_tau=settings.default_tau,
+                  shadow=settings.shadow, shadow_debate_rate=settings.shadow_debate_rate,
                   **limits, workers=settings.workers, auth=settings.api_key is not None)
         yield
         runner.close()
+        if shadow is not None:
+            shadow.close()  # the queued shadow debates finish and amend their rows first
         if decision_log is not None:
             decision_log.close()  # flushes the rows still queued
         log_event("server_stopped")
 
+    shadow = shadow_debates(settings, factory, metrics, decision_log)
     app = FastAPI(title="imad routing server", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None, openapi_url=None)
     app.state.server = ServerState(settings, factory, runner, metrics, int(time.time()), limits,
-                                   decision_log, router_identity(factory.router))
+                                   decision_log, router_identity(factory.router),
+                                   shadow_debates=shadow)
     app.state.runner = runner
     app.state.metrics = metrics
     install_error_handlers(app)

@@ -7,7 +7,8 @@ header `X-Imad-Decision` (compact ASCII JSON). The model name picks back-end and
 abandoned — is one `chat_completion` log line (or `client_disconnected`) and one count in
 `/metrics`: `CountedRoute` accounts for refusals that happen before the handler runs. With
 `--decision-log` each answered request is also one row of the decision log (queued, written by
-the log's own thread).
+the log's own thread). With `--shadow --shadow-debate-rate R` a sampled answer's debate is
+queued once the response is sent (`imad.serve.shadow_debates`), never on its latency.
 
 `stream_options` without `stream: true` is a 400, as OpenAI's API answers it.
 """
@@ -23,6 +24,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
+from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect
 
 from imad import __version__, tracing
@@ -158,9 +160,11 @@ async def chat_completions(request: Request, server: Server) -> Response:
         server.decision_log.record(answer_row(
             answer, completion_id=completion_id, model=model_name, backend=choice.backend,
             identity=server.router_identity, policy_rule=policy_rule(settings)))
+    shadow = server.shadow_debates
+    after = None if shadow is None else BackgroundTask(shadow.offer, answer, choice, completion_id)
     if chat.stream:
         include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
         return StreamingResponse(sse_events(completion, include_usage=include_usage),
                                  media_type="text/event-stream",
-                                 headers={**headers, "Cache-Control": "no-cache"})
-    return JSONResponse(completion.model_dump(), headers=headers)
+                                 headers={**headers, "Cache-Control": "no-cache"}, background=after)
+    return JSONResponse(completion.model_dump(), headers=headers, background=after)

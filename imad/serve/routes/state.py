@@ -18,6 +18,7 @@ from imad.serve.factory import PipelineFactory
 from imad.serve.metrics import ServerMetrics
 from imad.serve.runner import PipelineRunner
 from imad.serve.settings import ServeSettings
+from imad.serve.shadow_debates import ShadowDebates
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class ServerState:
     """This process's handle on `--decision-log` (None without one)."""
     router_identity: RouterIdentity | None = None
     """The serving router's name, version and content hash (what each logged row names)."""
+    shadow_debates: ShadowDebates | None = None
+    """`--shadow --shadow-debate-rate R`: the sampled answers' background debates."""
 
 
 def server_state(request: Request) -> ServerState:
