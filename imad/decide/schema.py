@@ -202,11 +202,14 @@ FIELDS: tuple[Field, ...] = (
           _views("log"), origin="request"),
     Field("time", "string", "when the decision was made (ISO 8601, UTC)", _views("log"),
           origin="request", unit="ISO 8601 UTC"),
-    Field("router_name", "string", "the router's checkpoint name", _views("log"), origin="request"),
+    Field("router_name", "string", "the checkpoint name of the router that scored the answer "
+          "(after a hot reload, the one the request started on)", _views("body", "log_line", "log"),
+          origin="request"),
     Field("router_version", "string", "the imad that wrote the checkpoint; null when unrecorded",
-          _views("log"), origin="request", nullable=True),
-    Field("router_hash", "string", "SHA-256 of the checkpoint's weights", _views("log"),
-          origin="request", nullable=True),
+          _views("body", "log"), origin="request", nullable=True),
+    Field("router_hash", "string", "SHA-256 of the checkpoint's config as canonical JSON, which "
+          "records its weights' SHA-256 (`imad.serve.reload.content_hash`)",
+          _views("body", "log_line", "log"), origin="request", nullable=True),
     Field("calibrator", "string", "the calibrator that made p from the raw score", _views("log"),
           origin="request"),
     Field("policy_rule", "string", "the threshold rule: fixed or budget", _views("log"),

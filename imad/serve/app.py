@@ -20,6 +20,7 @@ LLM call so its slot frees (`imad.serve.runner`).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,6 +32,7 @@ from imad.serve.error_responses import install_error_handlers
 from imad.serve.factory import PipelineFactory
 from imad.serve.logs import log_event
 from imad.serve.metrics import ServerMetrics
+from imad.serve.reload_board import ReloadBoard, follow
 from imad.serve.routes import ROUTERS
 from imad.serve.routes.guard import public_paths, require_bearer
 from imad.serve.routes.state import ServerState
@@ -39,10 +41,14 @@ from imad.serve.settings import ServeSettings
 from imad.serve.upstream import upstream_concurrency
 
 
-def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
-    """The routing server's app. Prepares the factory now, so bad config fails before serving."""
+def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec: str | None = None,
+               board: ReloadBoard | None = None) -> FastAPI:
+    """The routing server's app. Prepares the factory now, so bad config fails before serving.
+    `router_spec`: the --router a reload without a body loads; `board`: the run's reload board
+    under --workers, followed by a thread while the app runs (`imad.serve.reload_board`)."""
     metrics = ServerMetrics()
-    runner = PipelineRunner(factory, settings, metrics)  # its scoring processes warm up meanwhile
+    runner = PipelineRunner(factory, settings, metrics, router_spec=router_spec)  # its scoring
+    # processes warm up meanwhile
     try:
         factory.prepare(settings.ood_policy)
         runner.scorer.wait_ready()
@@ -58,14 +64,19 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         log_event("server_ready", upstream_model=factory.model.model_id, router=factory.router.name,
                   default_backend=settings.default_backend, default_tau=settings.default_tau,
-                  **limits, workers=settings.workers, auth=settings.api_key is not None)
+                  **limits, workers=settings.workers, auth=settings.api_key is not None,
+                  router_hash=runner.routers.current.identity["router_hash"])
+        stop = threading.Event()
+        if board is not None:
+            follow(board, runner.routers, stop)
         yield
+        stop.set()
         runner.close()
         log_event("server_stopped")
 
     app = FastAPI(title="imad routing server", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.server = ServerState(settings, factory, runner, metrics, int(time.time()), limits)
+    app.state.server = ServerState(settings, runner, metrics, int(time.time()), limits, board)
     app.state.runner = runner
     app.state.metrics = metrics
     install_error_handlers(app)

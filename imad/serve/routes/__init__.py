@@ -3,6 +3,7 @@
 - `chat`: `POST /v1/chat/completions`.
 - `models`: `GET /v1/models`, `GET /v1/models/{id}`.
 - `admin`: `GET /v1/imad/stats` (the router and its trigger budgets).
+- `reload`: `POST /v1/imad/admin/reload` (hot reload of the router).
 - `metrics`: `GET /metrics` (Prometheus).
 - `health`: `GET /health` (public).
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from imad.serve.routes import admin, chat, health, metrics, models
+from imad.serve.routes import admin, chat, health, metrics, models, reload
 
-ROUTERS: tuple[APIRouter, ...] = (health.router, metrics.router, admin.router, models.router,
-                                  chat.router)
+ROUTERS: tuple[APIRouter, ...] = (health.router, metrics.router, admin.router, reload.router,
+                                  models.router, chat.router)

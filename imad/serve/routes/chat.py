@@ -118,7 +118,7 @@ async def chat_completions(request: Request, server: Server) -> Response:
         fields["question_chars"] = len(question.text) + len(question.context)
         if settings.log_prompts:
             fields["question"] = question.text
-        answer = await tracing.traced_request(
+        answer, router_id = await tracing.traced_request(
             runner.answer(question, choice, request_id=completion_id,
                           disconnected=lambda: wait_for_disconnect(request)),
             model=model_name, request_id=completion_id)
@@ -138,7 +138,8 @@ async def chat_completions(request: Request, server: Server) -> Response:
                                               f"under request id {completion_id}",
                                          type="server_error", code="internal_error"), completion_id)
     completion = completion_from_answer(answer, choice, completion_id=completion_id,
-                                        created=int(time.time()), fingerprint=FINGERPRINT)
+                                        created=int(time.time()), fingerprint=FINGERPRINT,
+                                        router=router_id)
     log_event("chat_completion", status=200, **decision_log_fields(completion),
               latency_ms=elapsed_ms(), **fields)
     headers = {"X-Imad-Decision": decision_header(completion.imad), "X-Request-Id": completion_id}

@@ -14,6 +14,7 @@ from fastapi import Depends, Request
 
 from imad.serve.factory import PipelineFactory
 from imad.serve.metrics import ServerMetrics
+from imad.serve.reload_board import ReloadBoard
 from imad.serve.runner import PipelineRunner
 from imad.serve.settings import ServeSettings
 
@@ -23,11 +24,17 @@ class ServerState:
     """One app's parts; `started` (Unix seconds) dates the model cards, `limits` is /health's."""
 
     settings: ServeSettings
-    factory: PipelineFactory
     runner: PipelineRunner
     metrics: ServerMetrics
     started: int
     limits: dict[str, Any]
+    board: ReloadBoard | None = None
+    """The run's reload board under --workers (`imad.serve.reload_board`); None otherwise."""
+
+    @property
+    def factory(self) -> PipelineFactory:
+        """The pipeline factory of the router in service now (a hot reload replaces it)."""
+        return self.runner.factory
 
 
 def server_state(request: Request) -> ServerState:
