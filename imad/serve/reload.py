@@ -44,8 +44,14 @@ RELOAD_RESULTS = (OK, REFUSED)
 def content_hash(router: Router) -> str:
     """SHA-256 of the checkpoint's config as canonical JSON. The config records its weights'
     SHA-256, so the hash changes with the weights, the calibrator, τ or the OOD statistics —
-    a recalibrated version of the same network is a different router."""
-    text = json.dumps(router.config.to_dict(), sort_keys=True, separators=(",", ":"))
+    a recalibrated version of the same network is a different router. A router never saved
+    (built in Python) has no recorded weights hash; its weights are hashed here."""
+    config = router.config
+    if config.weights_sha256 is None:
+        from imad.router.checkpoint import weights_bytes
+
+        config = replace(config, weights_sha256=hashlib.sha256(weights_bytes(router.net)).hexdigest())
+    text = json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
