@@ -7,12 +7,15 @@ request in flight finishes on the router it started with, and its decision names
 
 `ServingRouters.reload(spec)` (run in a thread: `POST /v1/imad/admin/reload`, SIGHUP) loads the
 checkpoint, builds every back-end and scores a made-up answer with it (`PipelineFactory.prepare`),
-starts and warms up new scoring processes, and only then makes it current; the old generation's
-scoring processes are closed once its last request ends. Until the swap, the old router keeps
-serving every request, so a reload costs no request its scorer. A checkpoint that fails any of
-these steps is refused (`ServeError` 422 with the `CheckpointError`'s message) and nothing
-changes. Reloads are one at a time; the trigger budgets keep their state (their book only learns
-the new checkpoint's τ, the warm-up τ of a model name seen for the first time).
+and only then makes it current; the old generation's scoring processes are closed once its last
+request ends. Until the swap, the old router keeps serving every request. A checkpoint that fails
+any of these steps is refused (`ServeError` 422 with the `CheckpointError`'s message) and nothing
+changes. With scoring processes, the new router first scores in a thread of the server (as the
+watchdog's lane does while a replaced scoring process warms up) and its own scoring processes
+take over once warm, a second swap of the same router: starting one loads spaCy, 12 s of the
+12.5 s a reload took on a loaded 2-core machine (benchmarks/README.md). Reloads are one at a
+time; the trigger budgets keep their state (their book only learns the new checkpoint's τ, the
+warm-up τ of a model name seen for the first time).
 """
 
 from __future__ import annotations
@@ -76,17 +79,22 @@ class ServingRouters:
 
     def __init__(self, factory: PipelineFactory, build_scorer: Callable[[Router], ScoreBatcher],
                  default_spec: str | None, budgets: BudgetBook | None = None,
-                 on_result: Callable[[str], None] | None = None) -> None:
+                 on_result: Callable[[str], None] | None = None,
+                 build_interim: Callable[[Router], ScoreBatcher] | None = None) -> None:
         """`build_scorer(router)`: a new batcher with its scoring processes (warming up);
+        `build_interim(router)`: one scoring in the server's thread, in service while they warm
+        up (None: wait for them before the swap);
         `default_spec`: what a reload without a router loads (the server's --router);
         `on_result(result)`: hears of every reload, `OK` or `REFUSED` (the metrics)."""
         self._build_scorer = build_scorer
+        self._build_interim = build_interim
         self.default_spec = default_spec
         self._budgets = budgets
         self._on_result = on_result or (lambda result: None)
         self._current = Generation(factory, build_scorer(factory.router), router_identity(factory.router))
         self._lock = threading.Lock()
         self._reloading = threading.Lock()
+        self._closed = False
         self.board_generation = 0
         """The last reload board record this process applied or wrote (`imad.serve.reload_board`)."""
 
@@ -131,14 +139,12 @@ class ServingRouters:
                 log_event("router_reload_refused", level=logging.WARNING, router=spec, why=why,
                           error=error.message, serving=old["router_name"], serving_hash=old["router_hash"])
                 raise
-            with self._lock:
-                retired, self._current = self._current, generation
-                retired.retired = True
-                closing = retired.users == 0
+            self._swap(self._current, generation)
             if self._budgets is not None:
                 self._budgets.router = generation.factory.router
-            if closing:
-                retired.scorer.close()
+            if self._build_interim is not None:
+                threading.Thread(target=self._take_over, args=(generation,), daemon=True,
+                                 name="imad-reload-warm-up").start()
             if publish is not None:
                 self.board_generation = publish(spec)
             self._on_result(OK)
@@ -147,8 +153,36 @@ class ServingRouters:
                       seconds=round(time.perf_counter() - clock, 3))
             return generation
 
+    def _swap(self, old: Generation, new: Generation) -> bool:
+        """Put `new` in service if `old` still is (False otherwise); `old` closes once unused."""
+        with self._lock:
+            if self._current is not old or self._closed:
+                return False
+            self._current = new
+            old.retired = True
+            closing = old.users == 0
+        if closing:
+            old.scorer.close()
+        return True
+
+    def _take_over(self, interim: Generation) -> None:
+        """Replace `interim` (scoring in a thread) by the same router on its own scoring
+        processes once they are warm; not when another reload came first."""
+        scorer = self._build_scorer(interim.factory.router)
+        try:
+            scorer.wait_ready()
+        except Exception as error:  # the thread's lane keeps scoring for this router
+            scorer.close()
+            log_event("scoring_processes_not_started", level=logging.ERROR, error=str(error),
+                      router_hash=interim.identity["router_hash"])
+            return
+        if self._swap(interim, Generation(interim.factory, scorer, interim.identity)):
+            log_event("router_scoring_processes_ready", router_hash=interim.identity["router_hash"])
+        else:
+            scorer.close()
+
     def _prepare(self, spec: str | None) -> Generation:
-        """A generation for `spec`, warmed up and ready to serve; ServeError 422 otherwise."""
+        """A generation for `spec`, ready to serve; ServeError 422 otherwise."""
         from imad.router import Router  # torch: not in the --workers supervisor, which imports this
 
         current = self._current.factory
@@ -158,7 +192,7 @@ class ServingRouters:
             factory.prepare(current.ood_policy)
         except (ImadError, ValueError, OSError) as error:
             raise refused(spec, error) from None
-        scorer = self._build_scorer(router)
+        scorer = (self._build_interim or self._build_scorer)(router)
         try:
             scorer.wait_ready()
         except BaseException as error:
@@ -169,7 +203,10 @@ class ServingRouters:
         return Generation(factory, scorer, router_identity(router))
 
     def close(self) -> None:
-        """Close the scorer in service (a retired one closes when its last request ends)."""
+        """Close the scorer in service (a retired one closes when its last request ends); no
+        swap after this."""
+        with self._lock:
+            self._closed = True
         self._current.scorer.close()
 
 

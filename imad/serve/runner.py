@@ -60,12 +60,16 @@ class PipelineRunner:
                                       settings.queue_timeout_s, settings.retry_after_s)
         self.scoring_processes = settings.scoring_process_count
         """Child processes scoring answers (0: a thread of this process)."""
+
+        def batcher(processes: int) -> Callable[[Router], ScoreBatcher]:
+            return lambda router: score_batcher(router, processes, expected=lambda: self.limiter.in_use,
+                                                on_batch=self.metrics.observe_score_batch,
+                                                deadline_s=min(SCORE_DEADLINE_S, self.timeout_s))
+
         self.routers = ServingRouters(
-            factory, lambda router: score_batcher(router, self.scoring_processes,
-                                                  expected=lambda: self.limiter.in_use,
-                                                  on_batch=self.metrics.observe_score_batch,
-                                                  deadline_s=min(SCORE_DEADLINE_S, self.timeout_s)),
-            router_spec, self.budgets, on_result=self.metrics.count_reload)
+            factory, batcher(self.scoring_processes), router_spec, self.budgets,
+            on_result=self.metrics.count_reload,
+            build_interim=batcher(0) if self.scoring_processes else None)
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
                                             thread_name_prefix="imad-serve")
 

@@ -39,6 +39,10 @@ def test_two_shipped_routers_are_shipped():
     assert {FIRST, SECOND} <= set(available_routers())
 
 
+def counted_batches(metrics: str) -> float:
+    return sum(value for _, value in sample_values(metrics, "imad_score_batch_size_count"))
+
+
 def reload(server: ServeProcess, router: str) -> httpx.Response:
     return httpx.post(f"{server.url}/v1/imad/admin/reload", json={"router": router}, timeout=WAIT_S)
 
@@ -123,6 +127,8 @@ def test_a_request_in_flight_finishes_on_the_router_it_started_with(tmp_path):
         server = ServeProcess(shipped_directory() / FIRST, upstream, tmp_path, "--scoring-processes", "1")
         try:
             server.wait_ready()
+            first_children = set(server.spawned(server.root))
+            assert len(first_children) == 1  # the scoring process
             upstream.hold_debates.set()
             held: dict[str, httpx.Response] = {}
             body = {"model": "imad-1.0",  # τ 1: every answer escalates to a debate, held there
@@ -140,7 +146,18 @@ def test_a_request_in_flight_finishes_on_the_router_it_started_with(tmp_path):
             assert response.status_code == 200
             assert response.json()["imad"]["router_hash"] == hashes[FIRST]
             assert response.json()["imad"]["router_name"] == FIRST
+            # the new router's own scoring process takes over from the server's thread, and the
+            # old one ends with the last request that held it
+            wait_for(lambda: server.events("router_scoring_processes_ready"), "the new scoring process")
+            assert server.events("router_scoring_processes_ready")[0]["router_hash"] == hashes[SECOND]
+            wait_for(lambda: len(server.spawned(server.root)) == 1
+                     and not set(server.spawned(server.root)) & first_children,
+                     "the old scoring process to end")
             after = server.post(4)
             assert after.status_code == 200 and after.json()["imad"]["router_name"] == SECOND
+            batches = counted_batches(server.metrics())
+            assert server.post(5).status_code == 200
+            assert counted_batches(server.metrics()) == batches + 1
+            assert "ScoringProcessError" not in server.metrics()
         finally:
             server.stop()
