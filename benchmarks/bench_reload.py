@@ -24,9 +24,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from imad.decision_log.answer_row import router_identity  # noqa: E402
 from imad.router import Router  # noqa: E402
 from imad.router.registry import shipped_directory  # noqa: E402
-from imad.serve.reload import content_hash  # noqa: E402
 from tests.support.serve_process import ServeProcess, upstream_stub  # noqa: E402
 
 ROUTERS = ("imad-router-v1", "imad-router-v2")
@@ -42,7 +42,7 @@ def every_worker_serves(server: ServeProcess, workers: int, want: str) -> None:
 
 def measure(workers: int, repeats: int, workdir: Path) -> list[tuple[float, float]]:
     """(seconds to the 200, seconds until every worker serves it) of each reload."""
-    hashes = {name: content_hash(Router.load(name)) for name in ROUTERS}
+    hashes = {name: router_identity(Router.load(name)).hash for name in ROUTERS}
     times = []
     with upstream_stub() as upstream:
         server = ServeProcess(shipped_directory() / ROUTERS[1], upstream, workdir,

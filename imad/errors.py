@@ -211,3 +211,48 @@ class ServeError(ImadError):
         """The OpenAI error shape: {"error": {"message", "type", "param", "code"}}."""
         return {"error": {"message": self.message, "type": self.type, "param": self.param,
                           "code": self.code}}
+
+
+# --- Decision log (issue 32) ---------------------------------------------------------------------
+
+
+class DecisionLogError(ImadError):
+    """A decision log cannot be opened or read (the message names the file and what to do)."""
+
+
+class DecisionLogFormatError(DecisionLogError):
+    """The file is not an imad decision log: not SQLite at all, damaged, or another program's
+    SQLite database."""
+
+
+class DecisionLogVersionError(DecisionLogError):
+    """The log was written by a newer imad (a schema version this one does not know)."""
+
+    def __init__(self, path: str, found: int, supported: int) -> None:
+        super().__init__(f"decision log {path} has schema version {found}, newer than the version "
+                         f"{supported} this imad reads; upgrade imad, or point --log at another file")
+        self.found = found
+        self.supported = supported
+
+
+class UnknownDecisionError(DecisionLogError, KeyError):
+    """A label names a completion id the log holds no decision for."""
+
+    def __init__(self, decision_id: str) -> None:
+        super().__init__(f"no decision with id {decision_id!r} in the log")
+        self.decision_id = decision_id
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class LabelFileError(DecisionLogError, ValueError):
+    """A bulk label file was refused as a whole; `problems` lists `(line, what was wrong)`."""
+
+    def __init__(self, path: str, problems: list[tuple[int, str]], shown: int = 20) -> None:
+        lines = [f"  line {line}: {what}" for line, what in problems[:shown]]
+        if len(problems) > shown:
+            lines.append(f"  … and {len(problems) - shown} more")
+        super().__init__(f"label file {path}: {len(problems)} bad line(s), no label was written "
+                         "(the file is applied all or nothing):\n" + "\n".join(lines))
+        self.problems = problems

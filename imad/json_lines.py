@@ -39,14 +39,7 @@ def iter_json_objects(path: Path, *, allow_torn_tail: bool = False
     being an error (a write cut off by a crash; see `imad.corpus_records`).
     """
     check_is_file(path, "file")
-    try:
-        data = read_regular_file(path, max_bytes=DEFAULT_MAX_LINES_BYTES)
-    except UntrustedJSONError as error:
-        raise DatasetError(f"{path}: {error}") from error
-    except OSError as error:
-        raise DatasetError(f"cannot read {path}: {error.strerror or error}") from error
-    if data.startswith(BYTE_ORDER_MARK):
-        data = data[len(BYTE_ORDER_MARK):]
+    data = read_lines_file(path)
     lines = data.split(b"\n")
     torn_tail = len(lines) - 1 if allow_torn_tail and not data.endswith(b"\n") else -1
     for index, raw in enumerate(lines):
@@ -58,6 +51,19 @@ def iter_json_objects(path: Path, *, allow_torn_tail: bool = False
             if index == torn_tail:
                 return
             raise DatasetError(f"{path}:{index + 1}: {error}") from error
+
+
+def read_lines_file(path: Path, *, what: str = "", max_bytes: int = DEFAULT_MAX_LINES_BYTES) -> bytes:
+    """The bytes of a JSON-lines file without its byte-order mark; a file that is too large, not
+    a regular file or unreadable is a `DatasetError` naming it (`what`: "label file" …)."""
+    named = f"{what} {path}" if what else str(path)
+    try:
+        data = read_regular_file(path, max_bytes=max_bytes)
+    except UntrustedJSONError as error:
+        raise DatasetError(f"{named}: {error}") from error
+    except OSError as error:
+        raise DatasetError(f"cannot read {named}: {error.strerror or error}") from error
+    return data[len(BYTE_ORDER_MARK):] if data.startswith(BYTE_ORDER_MARK) else data
 
 
 def decode_json_object(raw: bytes) -> dict[str, Any]:

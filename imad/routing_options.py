@@ -29,8 +29,9 @@ TRIGGER_RATE = Real(0.0, 1.0, closed="neither")
 """A target trigger rate's row: the share of answers escalated, strictly between 0 and 1 (a trigger
 budget's `target_rate`, `imad calibrate --target-trigger-rate`)."""
 
-RECALIBRATION_METHODS = ("platt", "isotonic", "temperature", "prior-shift")
-"""`imad calibrate --recalibrate` choices: three fitted on labelled answers, prior-shift label-free."""
+RECALIBRATION_METHODS = ("auto", "platt", "isotonic", "temperature", "base-rate", "prior-shift")
+"""`imad calibrate --recalibrate` choices: `auto` (the default: the base rate unless Platt or
+isotonic beats it beyond chance), four kinds fitted on labelled answers, prior-shift label-free."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ class CorpusTable:
     """1 ⇔ the kept answer is correct; int64, shape (n,)."""
     datasets: tuple[str, ...]
     question_ids: tuple[str, ...]
+    task_types: tuple[str, ...] = ()
+    """Each row's question type (yes_no_maybe, multiple_choice, …): the scoreboard's groups."""
     summary: dict[str, Any] = field(default_factory=dict)
 
 
@@ -81,6 +83,7 @@ def load_corpus(
         labels=np.array([int(r.label) for r in labelled], dtype=np.int64),
         datasets=tuple(r.dataset for r in labelled),
         question_ids=tuple(r.question_id for r in labelled),
+        task_types=tuple(str(r.question.get("task_type", "unknown")) for r in labelled),
         summary=summarize_corpus(records_by_file),
     )
 

@@ -39,6 +39,7 @@ from training.export import build_router, export_router
 from training.loss import class_balanced_alpha
 from training.metrics import METRICS, score_report
 from training.module import MONITOR, RouterModule
+from training.scoreboard import format_scoreboard, permutation_importance, scoreboard, without_nan
 
 
 @dataclass(frozen=True)
@@ -157,15 +158,23 @@ def _fit(config: FitConfig) -> FitResult:
         "selection": note,
         "tau": config.tau,
     }
-    router = router.with_record(metrics=metrics)
+    index = datamodule.validation_index
+    board = scoreboard(validation_y, scores, {"dataset": [table.datasets[i] for i in index],
+                                              "task_type": [table.task_types[i] for i in index]})
+    importance = permutation_importance(router.predict_proba, validation_x, validation_y,
+                                        router.feature_names)
+    router = router.with_record(metrics={**metrics, "scoreboard": without_nan(board),
+                                         "importance": importance})
 
     checkpoint = None
     if config.export and trainer.is_global_zero:
         checkpoint = export_router(router, config.output, probe=validation_x)
     (run_dir / "metrics.json").write_text(
-        json.dumps({**metrics, "history": module.history}, indent=2) + "\n", encoding="utf-8"
+        json.dumps({**metrics, "scoreboard": board, "importance": importance,
+                    "history": module.history}, indent=2) + "\n", encoding="utf-8"
     )
-    return FitResult(router, metrics, checkpoint, run_dir, validation_x, validation_y)
+    return FitResult(router, {**metrics, "scoreboard": board, "importance": importance}, checkpoint,
+                     run_dir, validation_x, validation_y)
 
 
 def _devices(value: str) -> int | str:
@@ -182,6 +191,8 @@ def format_metrics(metrics: dict[str, Any]) -> str:
         )
         lines.append(f"{name:<22}{cells}")
     lines.append(f"(n = {metrics['validation']['router']['n']}) {metrics['selection']}")
+    if "scoreboard" in metrics:  # within each dataset / task type: what the pooled number hides
+        lines.append(format_scoreboard(metrics["scoreboard"], metrics.get("importance")))
     return "\n".join(lines)
 
 

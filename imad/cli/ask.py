@@ -10,12 +10,17 @@ answer) is a failed run: the report is printed as usual, then `NoAnswerError` ma
 answer is printed with the reason (`imad.pipeline`), as `imad serve` serves it.
 
 The report's `decision:` line shows the schema's `text` view (`imad.decide.schema`); `--json`
-prints the `answer` and `decision` views.
+prints the `answer` and `decision` views. `--decision-log PATH` also records the run as one row
+of a decision log (the schema's `log` view, `imad.decision_log`) under a fresh id that stderr
+names, so the answer can be labelled later; a file that is not a decision log is refused
+before any LLM call.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +31,7 @@ from imad.cli.common import (
     print_json,
     question_from_args,
 )
+from imad.cli.decision_log_flags import add_decision_log_arguments, decision_log_from_args
 from imad.decide import FixedThreshold, Policy, choose_policy, chosen_threshold, new_budget
 from imad.decide.budget_state import FLAG as BUDGET_FLAG
 from imad.decide.budget_state import (
@@ -40,6 +46,7 @@ from imad.errors import ConfigError, NoAnswerError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
 
 if TYPE_CHECKING:
+    from imad.decision_log.writer import DecisionLog
     from imad.pipeline import PipelineAnswer
     from imad.router import Router
 
@@ -63,6 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--target-trigger-rate); needed for a budget, since each imad ask "
                              "answers one question")
     parser.add_argument("--trace", action="store_true", help="with --json: include every LLM call")
+    add_decision_log_arguments(parser, serving=False)
 
 
 def policy_from_flags(args: argparse.Namespace, router: Router) -> tuple[Policy, FileBackedBudget | None]:
@@ -119,7 +127,14 @@ def run(args: argparse.Namespace) -> int:
         pipeline = Pipeline(router, chat_model_from_spec(args.llm), args.backend, policy=policy)
     except ConfigError as error:
         raise flag_error(error) from None
-    result = pipeline.answer(question_from_args(args))  # a budget writes its file as it decides
+    log = decision_log_from_args(args)  # a file that is not a decision log: refused before any call
+    try:
+        result = pipeline.answer(question_from_args(args))  # a budget writes its file as it decides
+        if log is not None:
+            record_decision(log, result, args, router, budgeted=budget is not None)
+    finally:
+        if log is not None:
+            log.close()  # flushes the row
     if args.json:
         print_json(result.to_dict(include_trace=args.trace))
     else:
@@ -131,6 +146,19 @@ def run(args: argparse.Namespace) -> int:
     if not result.answered:
         raise NoAnswerError(no_answer_reason(result))
     return 0
+
+
+def record_decision(log: DecisionLog, result: PipelineAnswer, args: argparse.Namespace,
+                    router: Router, *, budgeted: bool) -> None:
+    """One decision-log row for this run, under a fresh id (each run is one decision), which
+    stderr names so the answer can be labelled later (`imad log label`)."""
+    from imad.decision_log.answer_row import answer_row, router_identity
+
+    decision_id = f"ask-{uuid.uuid4().hex}"
+    log.record(answer_row(result, completion_id=decision_id, model=args.llm, backend=args.backend,
+                          identity=router_identity(router),
+                          policy_rule="budget" if budgeted else "fixed"))
+    print(f"decision logged as {decision_id} in {log.path}", file=sys.stderr)
 
 
 def no_answer_reason(result: PipelineAnswer) -> str:

@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ask": ("imad.cli.ask", "answer a question: self-critique, route, debate when unsure"),
     "calibrate": ("imad.cli.calibrate", "choose the router threshold for a target trigger rate"),
     "serve": ("imad.cli.serve", "an OpenAI-compatible routing server"),
+    "log": ("imad.cli.log", "export a decision log, or import outcome labels into it"),
+    "report": ("imad.cli.report", "the report card of a decision log: is the gate worth it?"),
 }
 
 

@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from imad.cli.common import DEFAULT_LLM, add_routing_arguments, flag_error
+from imad.cli.decision_log_flags import add_decision_log_arguments
 from imad.constraints import Integer, ascii_int, check_value, parse_text, table_of
 from imad.errors import ConfigError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
@@ -77,6 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="on SIGTERM, how long in-flight requests may finish (default: %(default)s)")
     parser.add_argument("--log-prompts", action="store_true",
                         help="include question text in the JSON logs (default: sizes only)")
+    add_decision_log_arguments(parser, serving=True)
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="(default: %(default)s)")
 
@@ -102,7 +104,9 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         shutdown_timeout_s=_from_flag(args.shutdown_timeout, "shutdown_timeout_s",
                                       "--shutdown-timeout"), target_trigger_rate=args.target_trigger_rate,
         budget_window=DEFAULT_BUDGET_WINDOW if args.budget_window is None else args.budget_window,
-        ood_policy=args.ood_policy)
+        ood_policy=args.ood_policy, decision_log=args.decision_log, log_text=args.log_text,
+        decision_log_max_rows=_from_flag(args.decision_log_max_rows, "decision_log_max_rows",
+                                         "--decision-log-max-rows"))
 
 
 def scoring_processes_from_args(args: argparse.Namespace) -> int | None:
@@ -128,6 +132,11 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     require_serve_dependencies()
+    from imad.serve.app import open_decision_log
+
+    check_log = open_decision_log(settings)  # a file that is not a decision log: error, no model loaded
+    if check_log is not None:
+        check_log.close()
     from imad import tracing
 
     tracing.configure_from_environment()  # OTEL_* variables; a bad one is an error before binding

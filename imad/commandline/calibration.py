@@ -24,9 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = Tr
     parser.add_argument("--router", default=None,
                         help="shipped router name or checkpoint directory (default: imad-router-v2)")
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--recalibrate", metavar="METHOD", choices=RECALIBRATION_METHODS,
-                        help="fit p's calibrator instead of τ: platt, isotonic or temperature on "
-                             "labelled answers, prior-shift on unlabelled ones")
+    target.add_argument("--recalibrate", metavar="METHOD", nargs="?", const="auto",
+                        choices=RECALIBRATION_METHODS,
+                        help="fit p's calibrator instead of τ on labelled answers: auto (the "
+                             "default with no METHOD: the labels' base rate unless Platt or isotonic "
+                             "beats it beyond chance), platt, isotonic, temperature, base-rate; or "
+                             "prior-shift on unlabelled ones")
     target.add_argument("--target-trigger-rate", dest="target_rate", metavar="R",
                         help="share of questions to escalate to a debate, in (0, 1)")
     target.add_argument("--token-budget", metavar="B",

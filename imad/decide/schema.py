@@ -200,15 +200,16 @@ FIELDS: tuple[Field, ...] = (
           _views("text", "body", "header", "log_line", "log"), origin="request"),
     Field("served_model", "string", "the model name the client asked for (e.g. imad-svrmad-0.6)",
           _views("log"), origin="request"),
-    Field("time", "string", "when the decision was made (ISO 8601, UTC)", _views("log"),
-          origin="request", unit="ISO 8601 UTC"),
+    Field("time", "number", "when the decision was made (UTC); the log's windows and --since "
+          "read it", _views("log"), origin="request", unit="unix seconds"),
     Field("router_name", "string", "the checkpoint name of the router that scored the answer "
           "(after a hot reload, the one the request started on)", _views("body", "log_line", "log"),
           origin="request"),
-    Field("router_version", "string", "the imad that wrote the checkpoint; null when unrecorded",
-          _views("body", "log"), origin="request", nullable=True),
-    Field("router_hash", "string", "SHA-256 of the checkpoint's config as canonical JSON, which "
-          "records its weights' SHA-256 (`imad.serve.reload.content_hash`)",
+    Field("router_version", "string", "the checkpoint's version, from its name (imad-router-v2.1 "
+          "→ 2.1); null when the name has none", _views("body", "log"), origin="request",
+          nullable=True),
+    Field("router_hash", "string", "SHA-256 of the checkpoint's config.json (the weights' hash, "
+          "the calibrator, τ): a recalibrated copy hashes differently",
           _views("body", "log_line", "log"), origin="request", nullable=True),
     Field("calibrator", "string", "the calibrator that made p from the raw score", _views("log"),
           origin="request"),
@@ -216,6 +217,15 @@ FIELDS: tuple[Field, ...] = (
           origin="request", values=("fixed", "budget")),
     Field("would_escalate", "boolean", "in shadow mode, what the router would have done; null "
           "when it decided", _views("log"), origin="request", nullable=True),
+    Field("question_sha256", "string", "SHA-256 of the question text (the decision log keeps it "
+          "instead of the text)", _views("log"), origin="request", nullable=True),
+    Field("question", "string", "the question text; null unless the log keeps text (--log-text)",
+          _views("log"), origin="request", nullable=True),
+    Field("shadow_debate", "boolean", "the debate ran in shadow, after the response",
+          _views("log"), origin="request"),
+    Field("confidence", "number", "the self-critique's verbal confidence (the report card's "
+          "baseline); null when it failed", _views("log"), origin="request", nullable=True,
+          unit="probability"),
 )
 
 FIELD = {spec.name: spec for spec in FIELDS}

@@ -21,7 +21,8 @@ from imad.router.router import Router
 from imad.router.threshold import ValidationSet
 from imad.text import first_lone_surrogate
 
-__all__ = ["AnswerScores", "corpus_jsonl_files", "read_answer_scores", "read_validation_set"]
+__all__ = ["AnswerScores", "answer_scores_from_log", "corpus_jsonl_files", "read_answer_scores",
+           "read_validation_set", "validation_set_from_log"]
 
 
 def read_validation_set(router: Router, paths: Sequence[str | Path]) -> ValidationSet:
@@ -63,6 +64,55 @@ def read_answer_scores(router: Router, paths: Sequence[str | Path]) -> AnswerSco
     matrix = _features(router, parsed)
     return AnswerScores(router.predict_raw(matrix), [r.label for r in parsed],
                         len(records) - len(parsed), [str(file) for file in files])
+
+
+def validation_set_from_log(router: Router, log: str | Path, *, since: float | None = None
+                            ) -> ValidationSet:
+    """p of every decision a log holds for this router (labels where given, NaN elsewhere; the
+    unscored ones count as unparsed, as they always escalate): what `imad calibrate
+    --target-trigger-rate R --log PATH` chooses τ on — the traffic's own rate, labelled or
+    not. p was made by the logging router's calibrator, so the rows must be this router's."""
+    from imad.decision_log.store import open_for_reading
+
+    store = open_for_reading(log)
+    try:
+        rows = list(store.rows(since=since, names=("p", "router_name")))
+    finally:
+        store.close()
+    others = sorted({str(row["router_name"]) for row in rows} - {router.name})
+    if others:
+        raise DatasetError(f"the decision log {log} holds decisions of router(s) {', '.join(others)}, "
+                           f"not only of {router.name!r}: their p is another router's; choose τ for "
+                           "that router (--router NAME) or pass --since to skip them")
+    scored = [row for row in rows if row["p"] is not None]
+    labels = np.array([np.nan if row["correct"] is None else float(row["correct"]) for row in scored])
+    source = {"kind": "decision log", "log": str(log), "decisions": len(rows),
+              "labelled": int(np.sum(~np.isnan(labels))), "unparsed": len(rows) - len(scored),
+              "since": since}
+    return ValidationSet(np.array([row["p"] for row in scored], dtype=np.float64), labels,
+                         len(rows) - len(scored), source)
+
+
+def answer_scores_from_log(router: Router, log: str | Path, *, since: float | None = None,
+                           until: float | None = None) -> AnswerScores:
+    """The raw scores (and labels, where given) of a decision log's scored decisions that served
+    the single answer (`imad.decision_log.labelled`): what `imad calibrate --recalibrate …
+    --log PATH` fits on. The rows must come from this router — their raw scores are its
+    network's — so rows of another router are a `DatasetError` naming both. `files` names the
+    log, the rows used and their time range, for the new version's model card."""
+    from imad.decision_log.labelled import labelled_scores
+
+    scores = labelled_scores(log, since=since, until=until, include_unlabelled=True)
+    if not scores.rows:
+        raise DatasetError(f"{scores.describe()} (rows that served the single answer and carry "
+                           "the router's raw score); record more traffic or widen --since")
+    others = [name for name in scores.routers if name != router.name]
+    if others:
+        raise DatasetError(f"the decision log {log} holds scores of router(s) {', '.join(others)}, "
+                           f"not only of {router.name!r}: their raw scores are another network's; "
+                           f"recalibrate that router (--router NAME) or pass --since to skip them")
+    labels = [None if np.isnan(value) else int(value) for value in scores.correct]
+    return AnswerScores(scores.raw_scores, labels, scores.skipped_unscored, [scores.describe()])
 
 
 def _features(router: Router, records: Sequence[CorpusRecord]) -> np.ndarray:

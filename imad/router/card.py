@@ -147,7 +147,39 @@ def _metrics(metrics: Metrics | None, threshold: dict[str, Any]) -> str:
     note = metrics.selection
     if note:
         lines.append(f"\n{note}")
+    return "\n".join(lines) + _within(metrics)
+
+
+def _within(metrics: Metrics) -> str:
+    """AUROC within each dataset and task type beside the pooled one (issue 35): the pooled
+    number mostly says which dataset a question is from when the model is right on one kind."""
+    board = metrics.scoreboard
+    if not board:
+        return ""
+    names = [name for name in ("router", "confidence_initial", "logistic_regression")
+             if name in board["pooled"]]
+    lines = ["\n\n### AUROC within each dataset and task type\n",
+             "With 95% bootstrap intervals (1,000 resamples of the validation answers); n/a where "
+             "a group's answers are all right or all wrong.\n",
+             "| group | n | " + " | ".join(_SCORER_NAMES[name] for name in names) + " |",
+             "|---|---:|" + "---:|" * len(names)]
+    for grouping, groups in board.items():
+        rows = {"all": groups} if grouping == "pooled" else groups
+        for group, row in rows.items():
+            label = "pooled" if grouping == "pooled" else f"{grouping.replace('_', ' ')} {group}"
+            cells = " | ".join(_interval(row[name]) for name in names)
+            lines.append(f"| {label} | {row[names[0]]['n']} | {cells} |")
+    if metrics.importance:
+        shown = ", ".join(f"{row['feature']} {row['auroc_drop']:+.3f}" for row in metrics.importance[:8])
+        lines.append(f"\nWhat the router learned (drop in validation AUROC when one feature is "
+                     f"shuffled, largest first): {shown}.")
     return "\n".join(lines)
+
+
+def _interval(row: Any) -> str:
+    if row.get("auroc") is None:
+        return "n/a"
+    return f"{row['auroc']:.3f} [{row['low']:.2f}, {row['high']:.2f}]"
 
 
 def _rows(row: Any) -> Any:

@@ -1,5 +1,6 @@
 """Recalibrate a router's p on a user's own answers, and save it as a new checkpoint version.
 
+    imad calibrate --recalibrate --corpus my-labelled-answers.jsonl      # auto
     imad calibrate --recalibrate platt --corpus my-labelled-answers.jsonl
     imad calibrate --recalibrate prior-shift --corpus my-traffic.jsonl
 
@@ -14,13 +15,14 @@ run `imad calibrate --target-trigger-rate R` on the new checkpoint to move it to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from imad.constraints import Options, check_value
 from imad.errors import DatasetError
-from imad.router.calibration_set import read_answer_scores
+from imad.router.calibration_set import AnswerScores, read_answer_scores
 from imad.router.calibrators import fit_calibrator
 from imad.router.registry import resolve_checkpoint
 from imad.router.router import Router
@@ -35,14 +37,19 @@ RecalibrationResult = CalibrationResult
 """A recalibrated version is a calibration result with its `calibrator` (`imad.router.versions`)."""
 
 
-def recalibrate_router(router_path: str | Path | None, corpus: list[str], method: str, *,
-                       out: str | Path | None = None, overwrite: bool = False) -> RecalibrationResult:
-    """Fit `method` on the router's raw scores of the answers in `corpus`, save a new version."""
+def recalibrate_router(router_path: str | Path | None, corpus: list[str], method: str = "auto", *,
+                       out: str | Path | None = None, overwrite: bool = False,
+                       read_answers: Callable[[Router], AnswerScores] | None = None
+                       ) -> RecalibrationResult:
+    """Fit `method` on the router's raw scores of the answers in `corpus` (or those
+    `read_answers(router)` gives: a decision log's, `answer_scores_from_log`), save a new
+    version. A fitted map that decreases is saved (the labels chose it) with a
+    `DecreasingCalibratorWarning` saying so in words."""
     check_value(method, Options(*RECALIBRATION_METHODS), "recalibrate (--recalibrate)")
     source_path = resolve_checkpoint(router_path)
     router = Router.load(source_path)
     destination = new_checkpoint_path(source_path, out, overwrite)
-    answers = read_answer_scores(router, corpus)
+    answers = read_answer_scores(router, corpus) if read_answers is None else read_answers(router)
     labelled = [index for index, label in enumerate(answers.labels) if label is not None]
     true_accuracy = (float(np.mean([answers.labels[i] for i in labelled])) if labelled else None)
     if method == "prior-shift":
@@ -73,6 +80,7 @@ def recalibrate_router(router_path: str | Path | None, corpus: list[str], method
                                     sources=answers.files)
     record = {
         "method": calibrator.kind, "described": calibrator.describe(),
+        "chosen_by": calibrator.fitted_on.chosen_by, "reason": calibrator.fitted_on.reason,
         "answers": len(answers.raw), "labelled": len(labelled), "unparsed": answers.unparsed,
         "files": answers.files, "true_accuracy": true_accuracy,
         "estimated_accuracy": (calibrator.fitted_on.estimated_accuracy
@@ -82,6 +90,7 @@ def recalibrate_router(router_path: str | Path | None, corpus: list[str], method
         "parent": {"name": router.name, "path": str(source_path),
                    "calibrator": router.calibrator.kind},
     }
+    calibrator.warn_if_decreasing("imad calibrate --recalibrate")
     reloaded = save_version(router, router.config.with_calibrator(calibrator).with_record(
         recalibration=record), destination, lambda written: written.calibrator == calibrator,
         "calibrator")

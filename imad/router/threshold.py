@@ -131,11 +131,12 @@ def tau_for_trigger_rate(p: np.ndarray, labels: np.ndarray, rate: float,
     probabilities = np.asarray(p, dtype=np.float64).reshape(-1)
     kept = probabilities >= tau
     escalated = unparsed + int((~kept).sum())
-    y = np.asarray(labels).reshape(-1)
+    y = np.asarray(labels, dtype=np.float64).reshape(-1)
+    kept_labels = y[kept][~np.isnan(y[kept])]  # NaN: unlabelled (a decision log's traffic)
     return ThresholdChoice(
         tau=tau, target_rate=rate, achieved_rate=escalated / questions, escalated=escalated,
         questions=questions, unparsed=unparsed,
-        kept_accuracy=float(y[kept].mean()) if kept.any() else None,
+        kept_accuracy=float(kept_labels.mean()) if kept_labels.size else None,
     )
 
 

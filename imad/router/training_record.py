@@ -174,6 +174,11 @@ class Metrics(Section):
     validation: Mapping[str, ScoreRow] | None = stored(MapOf(_section(ScoreRow)))
     selection: str | None = stored(TEXT)
     tau: float | None = stored(PROBABILITY)
+    scoreboard: Mapping[str, Any] | None = stored(Free())
+    """AUROC with 95% bootstrap intervals pooled and within each dataset and task type
+    (`training.scoreboard`; issue 35), None where a group holds one class."""
+    importance: tuple[Any, ...] | None = stored(Free())
+    """Permutation importance of the features on the validation split, largest first."""
 
     def measured_at(self, tau: float) -> Metrics:
         """These metrics noting first the τ they were measured at: the one already noted, else

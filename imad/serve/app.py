@@ -1,7 +1,8 @@
 """The OpenAI-compatible routing server as an ASGI app (FastAPI): `create_app(settings, factory)`.
 
 `create_app` starts the pipeline runner, then assembles the endpoint routers of
-`imad.serve.routes` (chat completions, models, `/v1/imad/stats`, `/metrics`, `/health`), each
+`imad.serve.routes` (chat completions, models, `/v1/imad/stats` and `/v1/imad/feedback`,
+`/metrics`, `/health`), each
 behind the API key unless its paths are public (`imad.serve.routes.guard`: `/health`, and
 `/metrics` under `--metrics-public`). FastAPI's /docs, /redoc and /openapi.json are off.
 
@@ -28,6 +29,7 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from imad import __version__
+from imad.decision_log.writer import DecisionLog
 from imad.serve.error_responses import install_error_handlers
 from imad.serve.factory import PipelineFactory
 from imad.serve.logs import log_event
@@ -47,6 +49,7 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
     `router_spec`: the --router a reload without a body loads; `board`: the run's reload board
     under --workers, followed by a thread while the app runs (`imad.serve.reload_board`)."""
     metrics = ServerMetrics()
+    decision_log = open_decision_log(settings, metrics)  # a file that is not a log ends here
     runner = PipelineRunner(factory, settings, metrics, router_spec=router_spec)  # its scoring
     # processes warm up meanwhile
     try:
@@ -54,6 +57,8 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
         runner.scorer.wait_ready()
     except BaseException:
         runner.close()
+        if decision_log is not None:
+            decision_log.close()
         raise
     limits = {"max_concurrency": settings.max_concurrency,
               "upstream_max_concurrency": upstream_concurrency(factory.model),
@@ -65,18 +70,21 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
         log_event("server_ready", upstream_model=factory.model.model_id, router=factory.router.name,
                   default_backend=settings.default_backend, default_tau=settings.default_tau,
                   **limits, workers=settings.workers, auth=settings.api_key is not None,
-                  router_hash=runner.routers.current.identity["router_hash"])
+                  router_hash=runner.routers.current.identity.hash)
         stop = threading.Event()
         if board is not None:
             follow(board, runner.routers, stop)
         yield
         stop.set()
         runner.close()
+        if decision_log is not None:
+            decision_log.close()  # flushes the rows still queued
         log_event("server_stopped")
 
     app = FastAPI(title="imad routing server", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.server = ServerState(settings, runner, metrics, int(time.time()), limits, board)
+    app.state.server = ServerState(settings, runner, metrics, int(time.time()), limits,
+                                   decision_log, board)
     app.state.runner = runner
     app.state.metrics = metrics
     install_error_handlers(app)
@@ -87,3 +95,15 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
         else:  # a router with any non-public path is guarded whole: a mistake fails closed
             app.include_router(router, dependencies=[Depends(require_bearer)])
     return app
+
+
+def open_decision_log(settings: ServeSettings, metrics: ServerMetrics | None = None
+                      ) -> DecisionLog | None:
+    """This process's handle on `--decision-log`: a file that is not a decision log (foreign,
+    damaged, newer) is an error before serving; a disk that refuses writes is not (rows are
+    dropped and counted, serving goes on)."""
+    if settings.decision_log is None:
+        return None
+    return DecisionLog(settings.decision_log, log_text=settings.log_text,
+                       max_rows=settings.decision_log_max_rows,
+                       on_count=None if metrics is None else metrics.count_decision_log)

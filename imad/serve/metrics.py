@@ -164,6 +164,10 @@ class ServerMetrics:
                                         "(one bad answer, or a scoring process that died) and were "
                                         "scored again one answer at a time, by error type",
                                         ["type"], registry=registry)
+        self.decision_log = Counter("imad_decision_log_rows", "Decision-log rows by what became "
+                                    "of them: recorded, written, duplicates, pruned (past "
+                                    "--decision-log-max-rows), amended, dropped_<reason>",
+                                    ["event"], registry=registry)
         self.queue_depth = Gauge("imad_queue_depth", "Requests waiting for a pipeline slot",
                                  registry=registry, multiprocess_mode="livesum")
         self.in_flight = Gauge("imad_in_flight", "Pipelines running", registry=registry,
@@ -179,6 +183,10 @@ class ServerMetrics:
         for phase in PHASES.values():
             for kind in ("prompt", "completion"):
                 self.tokens.labels(phase=phase, kind=kind)
+
+    def count_decision_log(self, event: str, count: int) -> None:
+        """A change of the decision log's counters (`DecisionLog(on_count=…)`)."""
+        self.decision_log.labels(event=event).inc(count)
 
     def model_label(self, name: str | None) -> str:
         return self.models.label(name)

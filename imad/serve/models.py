@@ -200,7 +200,7 @@ def completion_from_answer(answer: PipelineAnswer, choice: ModelChoice, *, compl
                            created: int, fingerprint: str,
                            router: Mapping[str, str | None]) -> ChatCompletion:
     """The chat completion of a pipeline answer; `usage` sums every call in its trace.
-    `router`: the identity of the router that scored it (`imad.serve.reload.router_identity`)."""
+    `router`: the identity of the router that scored it (`imad.serve.reload.identity_values`)."""
     info = ImadInfo(**schema.view("body", {**answer.values(), **router, "backend": choice.backend}))
     usage = Usage(prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
                   total_tokens=answer.total_tokens)

@@ -20,8 +20,6 @@ warm-up τ of a model name seen for the first time).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import threading
 import time
@@ -29,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from imad.decision_log.answer_row import RouterIdentity, router_identity
 from imad.errors import ImadError, ServeError
 from imad.serve.logs import log_event
 
@@ -38,29 +37,14 @@ if TYPE_CHECKING:
     from imad.serve.budgets import BudgetBook
     from imad.serve.factory import PipelineFactory
 
-RouterIdentity = dict[str, "str | None"]
-"""`router_name`, `router_version`, `router_hash`: the decision schema's router fields."""
 OK, REFUSED = "ok", "refused"
 RELOAD_RESULTS = (OK, REFUSED)
 
 
-def content_hash(router: Router) -> str:
-    """SHA-256 of the checkpoint's config as canonical JSON. The config records its weights'
-    SHA-256, so the hash changes with the weights, the calibrator, τ or the OOD statistics —
-    a recalibrated version of the same network is a different router. A router never saved
-    (built in Python) has no recorded weights hash; its weights are hashed here."""
-    config = router.config
-    if config.weights_sha256 is None:
-        from imad.router.checkpoint import weights_bytes
-
-        config = replace(config, weights_sha256=hashlib.sha256(weights_bytes(router.net)).hexdigest())
-    text = json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def router_identity(router: Router) -> RouterIdentity:
-    return {"router_name": router.name, "router_version": router.config.imad_version,
-            "router_hash": content_hash(router)}
+def identity_values(identity: RouterIdentity) -> dict[str, str | None]:
+    """The decision schema's `router_name`, `router_version` and `router_hash` of `identity`."""
+    return {"router_name": identity.name, "router_version": identity.version,
+            "router_hash": identity.hash}
 
 
 @dataclass
@@ -137,7 +121,7 @@ class ServingRouters:
             except ServeError as error:
                 self._on_result(REFUSED)
                 log_event("router_reload_refused", level=logging.WARNING, router=spec, why=why,
-                          error=error.message, serving=old["router_name"], serving_hash=old["router_hash"])
+                          error=error.message, serving=old.name, serving_hash=old.hash)
                 raise
             self._swap(self._current, generation)
             if self._budgets is not None:
@@ -148,8 +132,8 @@ class ServingRouters:
             if publish is not None:
                 self.board_generation = publish(spec)
             self._on_result(OK)
-            log_event("router_reloaded", router=spec, why=why, **generation.identity,
-                      previous_hash=old["router_hash"],
+            log_event("router_reloaded", router=spec, why=why,
+                      **identity_values(generation.identity), previous_hash=old.hash,
                       seconds=round(time.perf_counter() - clock, 3))
             return generation
 
@@ -174,10 +158,10 @@ class ServingRouters:
         except Exception as error:  # the thread's lane keeps scoring for this router
             scorer.close()
             log_event("scoring_processes_not_started", level=logging.ERROR, error=str(error),
-                      router_hash=interim.identity["router_hash"])
+                      router_hash=interim.identity.hash)
             return
         if self._swap(interim, Generation(interim.factory, scorer, interim.identity)):
-            log_event("router_scoring_processes_ready", router_hash=interim.identity["router_hash"])
+            log_event("router_scoring_processes_ready", router_hash=interim.identity.hash)
         else:
             scorer.close()
 

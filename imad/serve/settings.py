@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from imad.constraints import MAX_TIMEOUT_S, Boolean, Constraints, Integer, Options, Real, Text, check_fields
+from imad.decision_log.encode import MAX_COUNT
 from imad.errors import ConfigError
 from imad.question import MAX_QUESTION_CHARS
 from imad.routing_options import DEFAULT_BUDGET_WINDOW, OOD_POLICIES, Tau
@@ -75,6 +76,11 @@ class ServeSettings:
         budget over its last `budget_window` answers (`imad.serve.budgets`); None: a fixed τ.
     ood_policy: "flag" or "escalate" for answers unlike the router's training rows; None keeps
         the checkpoint's.
+    decision_log: a SQLite file that gets one row per decision (`imad.decision_log`), shared by
+        the workers (each writes through its own connection); None: no log, and
+        `POST /v1/imad/feedback` answers 404.
+    log_text: keep the question and answer text in the decision log (default: SHA-256 only).
+    decision_log_max_rows: keep only the newest rows (older ones pruned and counted).
     """
 
     api_key: str | None = field(default=None, repr=False)
@@ -95,6 +101,9 @@ class ServeSettings:
     target_trigger_rate: float | None = None
     budget_window: int = DEFAULT_BUDGET_WINDOW
     ood_policy: str | None = None
+    decision_log: str | None = None
+    log_text: bool = False
+    decision_log_max_rows: int | None = None
 
     constraints: ClassVar[Constraints] = {
         "api_key": (None, Text(max_chars=4_096)),
@@ -115,6 +124,9 @@ class ServeSettings:
         "target_trigger_rate": (None, Real(0.0, 1.0, closed="neither")),
         "budget_window": Integer(1, 1_000_000),
         "ood_policy": (None, Options(*OOD_POLICIES)),
+        "decision_log": (None, Text(path=True)),
+        "log_text": Boolean(),
+        "decision_log_max_rows": (None, Integer(1, MAX_COUNT)),
     }
     """Each setting's type and bounds (`imad.constraints`); a new setting adds one row here
     (and, when its flag is not `--` + the field name, one entry in FLAGS)."""
@@ -122,6 +134,11 @@ class ServeSettings:
     def __post_init__(self) -> None:
         check_fields(self, label=serve_flag)
         check_machine_bounds(self)
+        if self.decision_log is None:
+            for name, unset in (("log_text", False), ("decision_log_max_rows", None)):
+                if getattr(self, name) != unset:
+                    raise ConfigError(serve_flag(name), "applies to the decision log, which "
+                                      "--decision-log PATH turns on: add it or drop this flag")
 
     @property
     def queue_limit(self) -> int:

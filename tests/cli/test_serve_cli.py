@@ -14,6 +14,7 @@ import pytest
 
 from imad.cli.main import main
 from imad.critique.call import SelfCritique
+from imad.decision_log import open_for_reading
 from imad.llm.cache import CachedChat
 from imad.llm.scripted import ScriptedChat
 from imad.question import Question
@@ -119,7 +120,8 @@ def test_serve_process_answers_and_stops_on_sigterm(router_dir, tmp_path):
 @pytest.mark.slow
 def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp_path):
     """`imad serve --workers 2`: uvicorn's workers, each building its app from the import string;
-    /metrics of whichever worker answers sums the multiprocess files of both."""
+    /metrics of whichever worker answers sums the multiprocess files of both; both write one
+    decision log (issue 32), each row once."""
     from imad.serve.metrics import sample_values
     from imad.serve.settings import auto_scoring_processes, usable_cores
 
@@ -130,7 +132,8 @@ def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp
     port = free_port()
     command = [sys.executable, "-m", "imad.cli.main", "serve", "--router", str(router_dir),
                "--llm", f"cached:{tmp_path / 'calls.sqlite'}::openai:echo@http://127.0.0.1:9/v1?max_retries=0",
-               "--tau", "0", "--port", str(port), "--workers", "2", "--metrics-public"]
+               "--tau", "0", "--port", str(port), "--workers", "2", "--metrics-public",
+               "--decision-log", str(tmp_path / "decisions.db")]
     env = {key: value for key, value in os.environ.items() if key != "PROMETHEUS_MULTIPROC_DIR"}
     process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
@@ -139,11 +142,13 @@ def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp
             line = process.stderr.readline()
             assert line, "imad serve --workers 2 exited before both workers were ready"
             ready += '"server_ready"' in line
+        completion_ids = set()
         for index in range(8):
             body = {"model": "imad", "messages": [{"role": "user", "content": tagged_question(index)}]}
             response = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=60)
             assert response.status_code == 200
             assert response.json()["choices"][0]["message"]["content"] == str(index)
+            completion_ids.add(response.json()["id"])
         text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
         health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).json()
         process.send_signal(signal.SIGTERM)
@@ -157,3 +162,7 @@ def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp
     assert health["scoring_processes"] == auto_scoring_processes(usable_cores(), 2)
     assert sum(v for labels, v in sample_values(text, "imad_decisions_total")
                if labels["outcome"] == "kept") == 8
+    store = open_for_reading(tmp_path / "decisions.db")  # SIGTERM flushed both workers' writers
+    logged = [row["response_id"] for row in store.rows()]
+    store.close()
+    assert sorted(logged) == sorted(completion_ids)

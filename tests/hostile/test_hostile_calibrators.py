@@ -41,7 +41,7 @@ FIT_CASES = [
     ("text score", ["x"] + GOOD_SCORES[1:], GOOD_LABELS, "platt", "numbers"),
     ("no scores", [], [], "platt", "non-empty"),
     ("2-D scores", [[0.5, 0.5]] * 20, GOOD_LABELS, "platt", "1-D"),
-    ("unknown method", GOOD_SCORES, GOOD_LABELS, "beta", "method: must be one of 'identity'"),
+    ("unknown method", GOOD_SCORES, GOOD_LABELS, "beta", "method: must be one of 'auto', 'identity'"),
     # issue 34: what numpy would coerce or crash on is refused, naming what it got
     ("huge integer score, temperature", [10**400] + GOOD_SCORES[1:], GOOD_LABELS, "temperature",
      "too large"),
@@ -62,13 +62,43 @@ FIT_CASES = [
      "platt", "expected 0 or 1"),
     ("labels a string", GOOD_SCORES, "01" * 10, "platt", "got str"),
     ("prior shift without a prior", GOOD_SCORES, None, "prior_shift", "training accuracy"),
+    # issue 35: auto (the default) and base_rate take one class, not too few labels or bad ones
+    ("auto, too few labels", GOOD_SCORES[:9], GOOD_LABELS[:9], "auto", "auto needs at least 10"),
+    ("auto, no labels", GOOD_SCORES, None, "auto", "auto needs 0/1 labels"),
+    ("auto, labels not 0/1", GOOD_SCORES, [0, 2] * 10, "auto", "expected 0 or 1"),
+    ("auto, NaN score", [float("nan")] + GOOD_SCORES[1:], GOOD_LABELS, "auto", "not finite"),
+    ("auto, length mismatch", GOOD_SCORES, GOOD_LABELS[:-1], "auto", "19 labels for 20"),
+    ("base rate, too few labels", GOOD_SCORES[:3], [1, 0, 1], "base_rate", "at least 10"),
+    ("default, too few labels", GOOD_SCORES[:9], GOOD_LABELS[:9], None, "auto needs at least 10"),
 ]
 
 
 @pytest.mark.parametrize("name,scores,labels,method,message", FIT_CASES, ids=[c[0] for c in FIT_CASES])
 def test_bad_fit_inputs_are_config_errors(name, scores, labels, method, message) -> None:
     with pytest.raises(ConfigError, match=message):
-        fit_calibrator(scores, labels, method)
+        if method is None:
+            fit_calibrator(scores, labels)
+        else:
+            fit_calibrator(scores, labels, method)
+
+
+AUTO_EDGE_CASES = [  # what auto is given that leaves it nothing to fit but the base rate
+    ("one class, all right", GOOD_SCORES, [1] * 20, "all 20 labelled answers are right", 20.5 / 21),
+    ("one class, all wrong", GOOD_SCORES, [0] * 20, "all 20 labelled answers are wrong", 0.5 / 21),
+    ("rarer class under 5", GOOD_SCORES, [1, 1, 1] + [0] * 17, "only 3 of the rarer class", 3.5 / 21),
+    ("constant scores", [0.4] * 20, GOOD_LABELS, "the same score", 10.5 / 21),
+    ("scores all 0", [0.0] * 20, GOOD_LABELS, "the same score", 10.5 / 21),
+    ("scores all 1, bools as labels", [1.0] * 20, [True, False] * 10, "the same score", 10.5 / 21),
+]
+
+
+@pytest.mark.parametrize("name,scores,labels,reason,rate", AUTO_EDGE_CASES,
+                         ids=[c[0] for c in AUTO_EDGE_CASES])
+def test_auto_falls_back_to_the_base_rate_and_says_why(name, scores, labels, reason, rate) -> None:
+    fitted = fit_calibrator(scores, labels)
+    assert fitted.kind == "base_rate" and fitted.fitted_on.chosen_by == "auto"
+    assert reason in fitted.fitted_on.reason
+    assert fitted.apply(np.array([0.0, 0.5, 1.0])) == pytest.approx([rate] * 3)
 
 
 @pytest.mark.parametrize("prior", [0.0, 1.0, float("nan"), 10**400, "0.5", True, -1])
@@ -130,6 +160,18 @@ DAMAGED = [
     ("temperature 0", {"kind": "temperature", "parameters": {"temperature": 0}}),
     ("prior 1", {"kind": "prior_shift", "parameters": {"training_prior": 1, "target_prior": 0.5}}),
     ("identity with parameters", {"kind": "identity", "parameters": {"t": 1}}),
+    # issue 35: the base rate and auto's record of its choice
+    ("base rate 0", {"kind": "base_rate", "parameters": {"rate": 0.0}}),
+    ("base rate 1.5", {"kind": "base_rate", "parameters": {"rate": 1.5}}),
+    ("base rate text", {"kind": "base_rate", "parameters": {"rate": "0.3"}}),
+    ("base rate missing", {"kind": "base_rate", "parameters": {}}),
+    ("kind auto", {"kind": "auto", "parameters": {}}),
+    ("chosen_by unknown", _with(("fitted_on", "chosen_by"), "magic")),
+    ("chosen_by a number", _with(("fitted_on", "chosen_by"), 1)),
+    ("reason a number", _with(("fitted_on", "reason"), 3)),
+    ("reason blank", _with(("fitted_on", "reason"), "  ")),
+    ("reason huge", _with(("fitted_on", "reason"), "x" * 5000)),
+    ("method auto", _with(("fitted_on", "method"), "auto")),
 ]
 
 

@@ -52,6 +52,17 @@ CASES = [
      "not allowed with"),
     ("with debate tokens", lambda t: ["--corpus", str(MEDQA), "--debate-tokens", "4000"], 2,
      "--token-budget"),
+    # issue 35: --recalibrate alone is auto, which takes one class but not too few or no labels
+    ("auto, too few labelled", lambda t: ["--corpus", str(_corpus(t, [0, 1] * 4)), "--recalibrate"],
+     2, "auto needs at least 10"),
+    ("auto, no labels", lambda t: ["--corpus", str(_corpus(t, [None] * 20)), "--recalibrate", "auto"],
+     3, "auto needs labelled answers"),
+    ("auto, label 2", lambda t: ["--corpus", str(_corpus(t, [0, 1, 2] * 5)), "--recalibrate"], 3,
+     "0, 1 or null"),
+    ("base rate, too few", lambda t: ["--corpus", str(_corpus(t, [1] * 3)), "--recalibrate",
+                                      "base-rate"], 2, "base_rate needs at least 10"),
+    ("method with underscore", lambda t: ["--corpus", str(MEDQA), "--recalibrate", "base_rate"], 2,
+     "invalid choice"),
 ]
 
 
@@ -99,8 +110,8 @@ def test_an_unusable_out_is_a_usage_error_before_any_work(tmp_path, capsys, name
 EVALUATE_CASES = [("zero", "0", "recalibrate"), ("nine", "9", "recalibrate"),
                   ("negative", "-5", "recalibrate"), ("text", "abc", "invalid ascii_int"),
                   ("float", "2.5", "invalid ascii_int"), ("huge", "1" + "0" * 400, "recalibrate"),
-                  ("more than the set", "5000", "10 ≤ N"), ("the whole limit", "200", "10 ≤ N"),
-                  ("one short of room to score", "191", "with --limit 200 questions")]
+                  ("more than the set", "5000", "10 ≤ N"), ("the whole limit", "100", "10 ≤ N"),
+                  ("one short of room to score", "91", "with --limit 100 questions")]
 
 
 @pytest.mark.parametrize("name,value,message", EVALUATE_CASES, ids=[c[0] for c in EVALUATE_CASES])

@@ -22,10 +22,10 @@ import pytest
 pytest.importorskip("fastapi")
 
 from features.names import schema_hash  # noqa: E402
+from imad.decision_log.answer_row import router_identity  # noqa: E402
 from imad.router import Router  # noqa: E402
 from imad.serve import BackgroundServer, ServeSettings, create_app  # noqa: E402
 from imad.serve.metrics import sample_values  # noqa: E402
-from imad.serve.reload import content_hash  # noqa: E402
 from imad.serve.routes.reload import MAX_BODY_BYTES, MAX_ROUTER_CHARS  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
 from tests.support.serving import echo_factory, tagged_question  # noqa: E402
@@ -134,8 +134,8 @@ def test_a_reload_needs_the_key(server):
 def test_an_empty_body_reloads_the_start_up_router(server, checkpoints):
     response = reload(server, b"")
     assert response.status_code == 200, response.text
-    expected = content_hash(Router.load(checkpoints["serving"]))
-    assert response.json()["router"]["router_hash"] == expected == serving_hash(server)
+    expected = router_identity(Router.load(checkpoints["serving"])).hash
+    assert response.json()["router"]["hash"] == expected == serving_hash(server)
 
 
 @pytest.mark.slow
@@ -165,6 +165,7 @@ def test_sighup_with_a_damaged_checkpoint_keeps_the_old_router(tmp_path):
             make_router(seed=12).save(router_dir)  # the deploy fixed: the next SIGHUP takes it
             os.kill(server.process.pid, signal.SIGHUP)
             wait_for(lambda: server.events("router_reloaded"), "the reload's log line")
-            assert server.health()["router"]["hash"] == content_hash(Router.load(router_dir)) != before
+            fixed = router_identity(Router.load(router_dir)).hash
+            assert server.health()["router"]["hash"] == fixed != before
         finally:
             server.stop()

@@ -125,7 +125,7 @@ def test_describe_says_what_it_was_fitted_on() -> None:
 def test_every_registered_calibrator_round_trips_and_the_cli_offers_every_fitted_kind() -> None:
     """The registry is the one list: each kind fits, saves and loads back equal, and `imad
     calibrate --recalibrate` (whose choices stay torch-free in `imad.routing_options`) names
-    every kind but the identity."""
+    `auto` and every kind but the identity."""
     from imad.router.calibrators import CALIBRATORS
     from imad.router.calibrators.base import parameter_names
     from imad.routing_options import RECALIBRATION_METHODS
@@ -139,4 +139,4 @@ def test_every_registered_calibrator_round_trips_and_the_cli_offers_every_fitted
         assert set(kind.constraints) == {*parameter_names(kind), "fitted_on"}
         assert calibrator_from_dict(section) == fitted
     assert sorted(m.replace("-", "_") for m in RECALIBRATION_METHODS) == sorted(
-        name for name in CALIBRATORS if name != "identity")
+        ["auto", *(name for name in CALIBRATORS if name != "identity")])

@@ -13,7 +13,7 @@ from imad.cli.main import main
 from imad.errors import DatasetError
 from imad.router import Router
 from imad.router.calibration_set import read_answer_scores
-from imad.router.calibrators import PlattCalibrator, fit_calibrator
+from imad.router.calibrators import DecreasingCalibratorWarning, PlattCalibrator, fit_calibrator
 from imad.router.recalibrate import recalibrate_router
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +26,11 @@ def medqa_scores():
 
 
 def test_platt_on_real_answers_is_saved_loaded_and_applied(tmp_path, medqa_scores):
-    result = recalibrate_router(None, [str(MEDQA)], "platt", out=tmp_path / "v2-platt")
+    # On MedQA the router's scores are at chance (AUROC 0.50) and Platt's slope comes out
+    # slightly negative: saved, as asked for, and said in words (issue 35).
+    with pytest.warns(DecreasingCalibratorWarning, match="--recalibrate: the platt calibrator's map "
+                      "decreases"):
+        result = recalibrate_router(None, [str(MEDQA)], "platt", out=tmp_path / "v2-platt")
     labelled = [i for i, label in enumerate(medqa_scores.labels) if label is not None]
     expected = fit_calibrator(medqa_scores.raw[labelled], [medqa_scores.labels[i] for i in labelled],
                               "platt", sources=medqa_scores.files)
@@ -109,3 +113,24 @@ def test_ask_with_a_recalibrated_router_and_the_embedded_model(tmp_path, capsys)
     if decision["p"] is not None:
         assert 0.0 <= decision["p"] <= 1.0
     assert decision["tau"] == Router.load(out).tau
+
+
+def test_cli_recalibrate_without_a_method_is_auto_and_the_card_says_why(tmp_path, capsys):
+    """MedQA's scores carry no signal for this router: auto keeps the labels' base rate."""
+    out = tmp_path / "auto"
+    assert main(["calibrate", "--recalibrate", "--corpus", str(MEDQA), "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "calibrator: base_rate fitted on 199 labelled answers, 55 right" in printed.out
+    assert "chosen by auto:" in printed.out and "warning" not in printed.err
+    calibrator = Router.load(out).calibrator
+    assert calibrator.kind == "base_rate" and calibrator.fitted_on.chosen_by == "auto"
+    card = (out / "README.md").read_text()
+    assert "chosen by auto:" in card and calibrator.fitted_on.reason in card
+
+
+def test_cli_says_in_words_when_a_fitted_map_decreases(tmp_path, capsys):
+    assert main(["calibrate", "--recalibrate", "platt", "--corpus", str(MEDQA), "--out",
+                 str(tmp_path / "platt")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    said = [line for line in err if line.startswith("warning: ")]
+    assert len(said) == 1 and "map decreases" in said[0] and "ranks answers backwards" in said[0]

@@ -22,10 +22,10 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("spacy")
 
+from imad.decision_log.answer_row import router_identity  # noqa: E402
 from imad.router import Router, available_routers  # noqa: E402
 from imad.router.registry import shipped_directory  # noqa: E402
 from imad.serve.metrics import sample_values  # noqa: E402
-from imad.serve.reload import content_hash  # noqa: E402
 from tests.support.serve_process import WAIT_S, ServeProcess, upstream_stub, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -63,7 +63,7 @@ def serving_hashes(server: ServeProcess, workers: int, want: str) -> dict[int, s
 
 @pytest.mark.parametrize("workers", [1, 2], ids=["one process", "--workers 2"])
 def test_reloads_under_load_lose_no_request(tmp_path, workers):
-    hashes = {name: content_hash(Router.load(name)) for name in (FIRST, SECOND)}
+    hashes = {name: router_identity(Router.load(name)).hash for name in (FIRST, SECOND)}
     damaged = shutil.copytree(shipped_directory() / FIRST, tmp_path / "damaged")
     (damaged / "model.safetensors").write_bytes((damaged / "model.safetensors").read_bytes()[:500])
     work: queue.Queue = queue.Queue()
@@ -98,7 +98,7 @@ def test_reloads_under_load_lose_no_request(tmp_path, workers):
                     assert "model.safetensors" in response.json()["error"]["message"]
                 else:
                     assert response.status_code == 200, response.text
-                    assert response.json()["router"]["router_hash"] == hashes[target]
+                    assert response.json()["router"]["hash"] == hashes[target]
                     serving = target
                 serving_hashes(server, workers, hashes[serving])
                 for index in range(BATCH):  # sent once every worker serves the new router
@@ -122,7 +122,7 @@ def test_reloads_under_load_lose_no_request(tmp_path, workers):
 
 
 def test_a_request_in_flight_finishes_on_the_router_it_started_with(tmp_path):
-    hashes = {name: content_hash(Router.load(name)) for name in (FIRST, SECOND)}
+    hashes = {name: router_identity(Router.load(name)).hash for name in (FIRST, SECOND)}
     with upstream_stub() as upstream:
         server = ServeProcess(shipped_directory() / FIRST, upstream, tmp_path, "--scoring-processes", "1")
         try:

@@ -139,6 +139,11 @@ def test_cli_writes_report_json_and_pngs(workdir, router_dir, tmp_path, capsys, 
             assert metrics["auroc"] == pytest.approx(roc_auc_score(labels, p))
         else:
             assert metrics["auroc"] is None and any("AUROC is undefined" in n for n in data["notes"])
+        pooled = data["scoreboard"]["pooled"][name]  # issue 35: the interval beside the number
+        assert pooled["auroc"] == metrics["auroc"] and pooled["n"] == data["parsed"]
+        if pooled["auroc"] is not None:
+            assert pooled["low"] <= pooled["auroc"] <= pooled["high"]
+        assert sum(row[name]["n"] for row in data["scoreboard"]["task_type"].values()) == data["parsed"]
         prob_true, prob_pred = calibration_curve(labels, p, n_bins=15)
         np.testing.assert_allclose(metrics["bins"]["accuracy"], prob_true)
         np.testing.assert_allclose(metrics["bins"]["confidence"], prob_pred)
@@ -151,6 +156,8 @@ def test_cli_writes_report_json_and_pngs(workdir, router_dir, tmp_path, capsys, 
     markdown = (out / MARKDOWN_FILE).read_text()
     assert "## questions" in markdown and f"]({data['plot']})" in markdown
     assert "fitted on the 132 training-split rows" in markdown
+    assert "AUROC [95% bootstrap interval] on this dataset: router" in markdown
+    assert "Within task type multiple_choice" in markdown
 
     # A rerun reuses every cached answer and prints the same JSON document.
     assert main([*arguments, "--json"]) == 0

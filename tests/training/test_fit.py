@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -122,3 +123,42 @@ def test_ablation_loss_with_class_balanced_alpha(workdir):
     assert loss["name"] == "bce" and loss["class_balanced_alpha"]
     # 132 training rows, 71 right, 61 wrong: α0 = 132 / (2·61), α1 = 132 / (2·71).
     assert (loss["alpha0"], loss["alpha1"]) == pytest.approx((132 / 122, 132 / 142))
+
+
+def test_summary_shows_auroc_within_each_dataset_and_task_type(first_run):
+    """Issue 35: the pooled AUROC beside the within-dataset ones, with intervals, in the result,
+    metrics.json and the printed summary, and what the router learned."""
+    from training.fit import format_metrics
+    from training.metrics import auroc
+
+    board = first_run.metrics["scoreboard"]
+    pooled = board["pooled"]["router"]
+    assert pooled["auroc"] == pytest.approx(first_run.metrics["validation"]["router"]["auroc"])
+    assert pooled["low"] <= pooled["auroc"] <= pooled["high"]
+    assert set(board["dataset"]) == {"gqa", "pubmedqa"} and set(board["task_type"])
+    assert sum(row["router"]["n"] for row in board["dataset"].values()) == pooled["n"]
+    gqa = board["dataset"]["gqa"]["router"]
+    assert math.isnan(gqa["auroc"]) or gqa["low"] <= gqa["auroc"] <= gqa["high"]
+    importance = first_run.metrics["importance"]
+    assert len(importance) == len(first_run.router.feature_names)
+    assert importance[0]["auroc_drop"] >= importance[-1]["auroc_drop"]
+    recorded = json.loads((first_run.run_dir / "metrics.json").read_text())
+    assert recorded["scoreboard"]["pooled"]["router"]["n"] == pooled["n"]
+    text = format_metrics(first_run.metrics)
+    assert "dataset=gqa" in text and "dataset=pubmedqa" in text and "task_type=" in text
+    assert "what the router learned" in text
+    assert auroc(first_run.validation_labels,
+                 first_run.router.predict_proba(first_run.validation_features)) \
+        == pytest.approx(pooled["auroc"])
+
+
+def test_the_checkpoint_and_its_card_carry_the_within_dataset_numbers(first_run):
+    reloaded = Router.load(first_run.checkpoint)
+    stored = reloaded.config.record.metrics
+    assert stored.scoreboard["pooled"]["router"]["auroc"] == pytest.approx(
+        first_run.metrics["scoreboard"]["pooled"]["router"]["auroc"])
+    assert stored.importance[0]["feature"] == first_run.metrics["importance"][0]["feature"]
+    card = (first_run.checkpoint / CARD_FILE).read_text()
+    assert "### AUROC within each dataset and task type" in card
+    assert "| dataset gqa |" in card and "| dataset pubmedqa |" in card
+    assert "What the router learned" in card

@@ -25,11 +25,13 @@ def _synthetic(n: int = 120) -> tuple[np.ndarray, np.ndarray]:
 def test_every_number_equals_a_direct_computation() -> None:
     scores, labels = _synthetic()
     study = recalibration_study(scores, labels, 30, training_prior=0.4, splits=3, seed=5)
-    eces = {"zero_shot": [], "platt": [], "prior_shift": []}
+    eces = {"zero_shot": [], "auto": [], "platt": [], "prior_shift": []}
     for split in range(3):
         order = np.random.default_rng([5, split]).permutation(scores.size)
         fit, rest = order[:30], order[30:]
         eces["zero_shot"].append(expected_calibration_error(labels[rest], scores[rest]))
+        auto = fit_calibrator(scores[fit], labels[fit])
+        eces["auto"].append(expected_calibration_error(labels[rest], auto.apply(scores[rest])))
         platt = fit_calibrator(scores[fit], labels[fit], "platt")
         eces["platt"].append(expected_calibration_error(labels[rest], platt.apply(scores[rest])))
         shift = fit_calibrator(scores[rest], method="prior_shift", training_prior=0.4)
@@ -37,6 +39,7 @@ def test_every_number_equals_a_direct_computation() -> None:
     for method, values in eces.items():
         assert study["methods"][method]["ece_mean"] == pytest.approx(np.mean(values))
         assert study["methods"][method]["ece_std"] == pytest.approx(np.std(values))
+        assert study["methods"][method]["ece_median"] == pytest.approx(np.median(values))
     assert study["held_out"] == 90 and study["skipped_single_class"] == 0
     assert best_labelled_method(study) in ("platt", "isotonic", "temperature")
 
@@ -48,6 +51,8 @@ def test_single_class_samples_are_counted_not_hidden() -> None:
     study = recalibration_study(scores, labels, 20, training_prior=0.3, splits=10)
     assert study["skipped_single_class"] + study["methods"]["platt"]["splits"] == 10
     assert study["skipped_single_class"] > 0
+    assert study["methods"]["auto"]["splits"] == 10  # auto falls back to the base rate there
+    assert sum(study["auto_choices"].values()) == 10
 
 
 @pytest.mark.parametrize("n", [5, 9, 111])
@@ -65,6 +70,7 @@ def test_report_on_the_committed_medqa_answers(tmp_path, capsys) -> None:
     document = json.loads(capsys.readouterr().out)
     study = document["datasets"]["medqa"]["recalibration"]
     assert study["n_labels"] == 50 and study["splits"] == 20
-    assert set(study["methods"]) == {"zero_shot", "platt", "isotonic", "temperature", "prior_shift",
+    assert set(study["methods"]) == {"zero_shot", "auto", "platt", "isotonic", "temperature", "prior_shift",
                                      "base_rate"}
     assert "recalibrated on 50 labelled answers" in (out / "report.md").read_text()
+    assert "auto chose:" in (out / "report.md").read_text()

@@ -4,14 +4,16 @@ For one dataset's parsed answers (router score s, label y), each of `splits` see
 N answers as the user's labelled sample and scores the rest:
 
 - zero-shot: the router's p on the rest, as shipped;
+- auto: `imad.fit_calibrator`'s default on the N labelled answers (the base rate unless Platt
+  or isotonic beats it beyond chance; it takes labels of one class, so it is never skipped);
 - platt, isotonic, temperature: `imad.fit_calibrator` fitted on the N labelled answers;
 - prior_shift: fitted on the rest's scores alone (no labels: the traffic is what it sees), with
   its estimated accuracy beside the rest's true accuracy;
 - base rate: the N labels' mean as a constant p, the calibration a user gets by counting.
 
 A split whose N labels hold a single class cannot fit the labelled methods; it is counted
-(`skipped`) rather than hidden. Reported per method: mean and standard deviation over splits
-of ECE (15 equal-width bins), Brier and AUROC on the held-out rest.
+(`skipped`) rather than hidden. Reported per method: mean, standard deviation and median over
+splits of ECE (15 equal-width bins), Brier and AUROC on the held-out rest.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from training.metrics import METRICS as REGISTERED_METRICS
 
 RECALIBRATION_SPLITS = 20
 LABELLED_METHODS = ("platt", "isotonic", "temperature")
-STUDY_METHODS = ("zero_shot", *LABELLED_METHODS, "prior_shift", "base_rate")
+STUDY_METHODS = ("zero_shot", "auto", *LABELLED_METHODS, "prior_shift", "base_rate")
 METRICS = ("ece", "brier", "auroc")
 
 
@@ -43,6 +45,7 @@ def recalibration_study(scores: np.ndarray, labels: np.ndarray, n_labels: int, *
             n_labels, f"{scores.size} parsed answers in this dataset"))
     rows: dict[str, list[dict[str, float]]] = {method: [] for method in STUDY_METHODS}
     skipped = 0
+    choices: dict[str, int] = {}
     estimates: list[float] = []
     truths: list[float] = []
     for split in range(splits):
@@ -51,6 +54,9 @@ def recalibration_study(scores: np.ndarray, labels: np.ndarray, n_labels: int, *
         y_rest = labels[rest]
         rows["zero_shot"].append(_metrics(y_rest, scores[rest]))
         rows["base_rate"].append(_metrics(y_rest, np.full(rest.size, labels[fit].mean())))
+        chosen = fit_calibrator(scores[fit], labels[fit])
+        rows["auto"].append(_metrics(y_rest, chosen.apply(scores[rest])))
+        choices[chosen.kind] = choices.get(chosen.kind, 0) + 1
         if training_prior is not None:
             shifted = fit_calibrator(scores[rest], method="prior_shift", training_prior=training_prior)
             rows["prior_shift"].append(_metrics(y_rest, shifted.apply(scores[rest])))
@@ -64,7 +70,7 @@ def recalibration_study(scores: np.ndarray, labels: np.ndarray, n_labels: int, *
             rows[method].append(_metrics(y_rest, calibrator.apply(scores[rest])))
     return {
         "n_labels": n_labels, "splits": splits, "seed": seed, "held_out": int(scores.size - n_labels),
-        "skipped_single_class": skipped,
+        "skipped_single_class": skipped, "auto_choices": choices,
         "methods": {method: _summary(values) for method, values in rows.items()},
         "prior_shift": None if not estimates else {
             "training_prior": training_prior,
@@ -92,6 +98,7 @@ def _summary(values: list[dict[str, float]]) -> dict[str, Any]:
         column = [row[metric] for row in values if not math.isnan(row[metric])]
         summary[f"{metric}_mean"] = float(np.mean(column)) if column else None
         summary[f"{metric}_std"] = float(np.std(column)) if column else None
+        summary[f"{metric}_median"] = float(np.median(column)) if column else None
     return summary
 
 
@@ -99,10 +106,14 @@ def render_study(name: str, study: dict[str, Any]) -> list[str]:
     """The Markdown table of one dataset's study."""
     lines = [f"### {name}: recalibrated on {study['n_labels']} labelled answers "
              f"({study['splits']} seeded splits, scored on the other {study['held_out']})", "",
-             "| method | ECE | Brier | AUROC | splits |", "|---|---:|---:|---:|---:|"]
+             "| method | ECE | ECE median | Brier | AUROC | splits |", "|---|---:|---:|---:|---:|---:|"]
     for method, row in study["methods"].items():
         cells = [_mean_std(row, metric) for metric in METRICS]
-        lines.append(f"| {method} | {' | '.join(cells)} | {row['splits']} |")
+        median = "n/a" if row["ece_median"] is None else f"{row['ece_median']:.3f}"
+        lines.append(f"| {method} | {cells[0]} | {median} | {' | '.join(cells[1:])} | {row['splits']} |")
+    choices = ", ".join(f"{kind} {count}" for kind, count in sorted(study.get("auto_choices", {}).items()))
+    if choices:
+        lines += ["", f"auto chose: {choices} (of {study['splits']} splits)."]
     if study["skipped_single_class"]:
         lines += ["", f"{study['skipped_single_class']} of {study['splits']} splits drew labels of one "
                   "class only: the labelled methods were not fitted there."]

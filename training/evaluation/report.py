@@ -159,6 +159,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             "",
             _ood_line(data.get("ood")),
             "",
+            *_within_lines(data.get("scoreboard")),
         ]
         if data.get("recalibration"):
             lines += render_study(name, data["recalibration"])
@@ -204,3 +205,21 @@ def write_report(document: Mapping[str, Any], out_dir: Path, *,
     json_path.write_text(json_text(document), encoding="utf-8")
     markdown_path.write_text(render(to_jsonable(document)), encoding="utf-8")
     return json_path, markdown_path
+
+
+def _within_lines(board: dict[str, Any] | None) -> list[str]:
+    """AUROC with its 95% bootstrap interval on this dataset and within each task type in it
+    (issue 35): whether p ranks answers of the same kind, not which kind they are."""
+    if not board or not board["pooled"]:
+        return []
+
+    def cells(row: dict[str, Any]) -> str:
+        return ", ".join(f"{name} " + ("n/a" if value["auroc"] is None else
+                                       f"{value['auroc']:.3f} [{value['low']:.2f}, {value['high']:.2f}]")
+                         for name, value in row.items())
+
+    lines = [f"AUROC [95% bootstrap interval] on this dataset: {cells(board['pooled'])}."]
+    for group, row in board.get("task_type", {}).items():
+        n = next(iter(row.values()))["n"]
+        lines.append(f"Within task type {group} (n = {n}): {cells(row)}.")
+    return [" ".join(lines), ""]

@@ -27,6 +27,7 @@ from training.evaluation.ood import ood_split
 from training.evaluation.responses import DatasetResponses
 from training.feature_cache import extract_features
 from training.metrics import bin_indices, calibration_bins, score_report
+from training.scoreboard import scoreboard, without_nan
 
 SCORERS = ("router", "confidence_initial", "logistic_regression")
 # Below this many right (or wrong) answers an AUROC is a ranking of a handful of points.
@@ -121,6 +122,9 @@ def score_dataset(responses: DatasetResponses, router: Router,
         "generated_answers": responses.generated,
         "scorers": scorers,
         "ood": ood,
+        "scoreboard": without_nan(scoreboard(
+            labels, {name: p for name, p in probabilities.items() if p is not None},
+            {"task_type": [str(r.question.get("task_type", "unknown")) for r in parsed]})),
         "notes": dataset_notes(labels, logistic_note),
         "answers": _answers(records, parsed, probabilities),
     }

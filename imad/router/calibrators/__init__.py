@@ -3,9 +3,11 @@
 The router's p is calibrated on its training distribution only (zero-shot ECE 0.23–0.54 on
 other datasets, issue 21). A calibrator maps raw scores to probabilities and is stored, typed,
 in the checkpoint with what it was fitted on. The kinds (`kinds`, registered by name in
-`CALIBRATORS`): `identity`, `temperature`, `platt`, `isotonic`, `prior_shift` (label-free).
-`base` holds what they share, `inputs` checks the scores and labels, `fitting` holds the
-numerics; this module fits one by name and reads one back from a checkpoint.
+`CALIBRATORS`): `identity`, `temperature`, `platt`, `isotonic`, `base_rate`, `prior_shift`
+(label-free). `auto`, the default, is not a kind but a choice among `base_rate`, `platt` and
+`isotonic` for the labels given (`selection`: never a map that is not beyond chance better than
+the base rate). `base` holds what they share, `inputs` checks the scores and labels, `fitting`
+holds the numerics; this module fits one by name and reads one back from a checkpoint.
 
 A new calibrator is one class in `kinds` (`@register`, `kind`, its `parameter(row)` fields,
 `apply`, `fit`) plus its tests: `fit_calibrator`, `calibrator_from_dict`, the constraints row,
@@ -23,6 +25,7 @@ from imad.constraints import Options, check_value
 from imad.errors import CheckpointError, ConfigError
 from imad.router.calibrators.base import (
     CALIBRATORS,
+    SELECTORS,
     CalibrationRecord,
     Calibrator,
     DecreasingCalibratorWarning,
@@ -34,14 +37,17 @@ from imad.router.calibrators.fitting import estimate_target_prior
 from imad.router.calibrators.inputs import check_labels, check_scores
 from imad.router.calibrators.kinds import (
     IDENTITY,
+    BaseRateCalibrator,
     IdentityCalibrator,
     IsotonicCalibrator,
     PlattCalibrator,
     PriorShiftCalibrator,
     TemperatureCalibrator,
 )
+from imad.router.calibrators.selection import choose_calibrator
 
-CALIBRATION_METHODS = tuple(CALIBRATORS)
+DEFAULT_METHOD = "auto"
+CALIBRATION_METHODS = (*SELECTORS, *CALIBRATORS)
 LABELLED_METHODS = tuple(name for name, kind in CALIBRATORS.items() if kind.labelled
                          and name != "identity")
 
@@ -78,28 +84,34 @@ def calibrator_from_dict(data: Any) -> Calibrator:
 
 
 def fit_calibrator(scores: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray | None = None,
-                   method: str = "platt", *, training_prior: float | None = None,
+                   method: str = DEFAULT_METHOD, *, training_prior: float | None = None,
                    sources: Sequence[str] = ()) -> Calibrator:
     """A calibrator of `method` fitted on raw router scores and, for a labelled kind, their 0/1
-    labels (1: the answer was right). `ConfigError` says what is missing or wrong: scores that
-    are not a 1-D sequence of real numbers in [0, 1] (a Fraction, a complex, an object or 2-D
-    array, a 400-digit integer), labels that are not 0/1.
+    labels (1: the answer was right). The default, `auto`, returns the base rate, Platt or
+    isotonic calibrator its tests choose (`imad.router.calibrators.selection`), its record
+    saying why; it takes labels of one class (then: the base rate). `ConfigError` says what is
+    missing or wrong: scores that are not a 1-D sequence of real numbers in [0, 1] (a Fraction,
+    a complex, an object or 2-D array, a 400-digit integer), labels that are not 0/1.
 
     prior_shift needs `training_prior` (the share of right answers in the router's training
     data) and no labels; given labels it still ignores them, so its estimate stays honest.
     """
     method = method.replace("-", "_") if isinstance(method, str) else method
-    method = check_value(method, Options(*CALIBRATORS), "method")
-    kind = CALIBRATORS[method]
+    method = check_value(method, Options(*CALIBRATION_METHODS), "method")
     raw = check_scores(scores)
     sources = tuple(str(source) for source in sources)
-    y = check_labels(labels, len(raw), method) if kind.labelled else None
+    if method in SELECTORS:
+        y = check_labels(labels, len(raw), method, both_classes=False)
+        return choose_calibrator(raw, y, sources)
+    kind = CALIBRATORS[method]
+    y = check_labels(labels, len(raw), method, both_classes=kind.both_classes) if kind.labelled else None
     record = CalibrationRecord(method, len(raw), None if y is None else int(y.sum()), sources)
     return kind.fit(raw, y, record, training_prior=training_prior)
 
 
 __all__ = [
-    "CALIBRATION_METHODS", "CALIBRATORS", "IDENTITY", "LABELLED_METHODS", "CalibrationRecord",
+    "CALIBRATION_METHODS", "CALIBRATORS", "DEFAULT_METHOD", "IDENTITY", "LABELLED_METHODS",
+    "BaseRateCalibrator", "CalibrationRecord",
     "Calibrator", "DecreasingCalibratorWarning", "IdentityCalibrator", "IsotonicCalibrator",
     "PlattCalibrator", "PriorShiftCalibrator", "TemperatureCalibrator", "calibrator_from_dict",
     "estimate_target_prior", "fit_calibrator",

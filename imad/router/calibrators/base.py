@@ -25,6 +25,7 @@ from imad.constraints import (
     Constraints,
     InstanceOf,
     Integer,
+    Options,
     Real,
     Refused,
     Text,
@@ -43,6 +44,8 @@ PRIOR_FLOOR = 1e-4
 """Priors are kept in [1e-4, 1 − 1e-4]: at 0 or 1 every score would collapse to that class."""
 MAX_ANSWERS = 10**12
 ANSWERS = Integer(0, MAX_ANSWERS)
+SELECTORS = ("auto",)
+"""Methods that choose a kind for the labels given rather than being one (`selection`)."""
 
 CALIBRATORS: dict[str, type[Calibrator]] = {}
 """Every calibrator kind by name, in registration order: what checkpoints and `fit_calibrator`
@@ -84,6 +87,10 @@ class CalibrationRecord:
     """The corpus files or dataset names it was fitted on."""
     estimated_accuracy: float | None = None
     """prior_shift only: the traffic's share of right answers estimated from the scores."""
+    chosen_by: str | None = None
+    """"auto" when this kind was chosen for the labels rather than named (`selection`)."""
+    reason: str | None = None
+    """Why `chosen_by` chose this kind, in words (the tests and cross-validated log losses)."""
 
     constraints: ClassVar[Constraints] = {
         "method": _RegisteredKind(),
@@ -91,6 +98,8 @@ class CalibrationRecord:
         "n_correct": (None, ANSWERS),
         "sources": Texts(Text(blank=True), max_items=MAX_ANSWERS, empty=True),
         "estimated_accuracy": (None, Real(0.0, 1.0)),
+        "chosen_by": (None, Options(*SELECTORS)),
+        "reason": (None, Text()),
     }
 
     def __post_init__(self) -> None:
@@ -101,7 +110,8 @@ class CalibrationRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "n_answers": self.n_answers, "n_correct": self.n_correct,
-                "sources": list(self.sources), "estimated_accuracy": self.estimated_accuracy}
+                "sources": list(self.sources), "estimated_accuracy": self.estimated_accuracy,
+                "chosen_by": self.chosen_by, "reason": self.reason}
 
     @classmethod
     def from_dict(cls, data: Any) -> CalibrationRecord:
@@ -112,7 +122,7 @@ class CalibrationRecord:
         sources = data.get("sources", [])
         check_value(sources, InstanceOf(list, "a list of strings"), "calibrator.fitted_on.sources")
         return cls(data.get("method"), data.get("n_answers"), data.get("n_correct"), sources,
-                   data.get("estimated_accuracy"))
+                   data.get("estimated_accuracy"), data.get("chosen_by"), data.get("reason"))
 
 
 def parameter(row: Allowed) -> Any:
@@ -147,6 +157,8 @@ class Calibrator(ABC):
     kind: ClassVar[str]
     labelled: ClassVar[bool] = True
     """Whether fitting needs 0/1 labels (False: fitted on the scores alone)."""
+    both_classes: ClassVar[bool] = True
+    """Whether fitting needs right and wrong answers among the labels (a base rate does not)."""
     constraints: ClassVar[Constraints] = {}
     fitted_on: CalibrationRecord | None
 
@@ -200,7 +212,8 @@ class Calibrator(ABC):
         estimate = ("" if record.estimated_accuracy is None
                     else f"; estimated accuracy of that traffic {record.estimated_accuracy:.3f}")
         size = f" of {record.n_answers} answers" if record.n_correct is None else ""
-        return f"{self.kind} fitted {labels}{size}{where}{estimate}"
+        chosen = "" if record.chosen_by is None else f"; chosen by {record.chosen_by}: {record.reason}"
+        return f"{self.kind} fitted {labels}{size}{where}{estimate}{chosen}"
 
     def describe_parameters(self) -> str:
         """The parameters in words for the model card: "slope = 1.2, intercept = -0.3"."""

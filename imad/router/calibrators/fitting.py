@@ -62,6 +62,11 @@ def fit_isotonic(raw: np.ndarray, y: np.ndarray) -> tuple[tuple[float, ...], tup
     return tuple(float(v) for v in unique), tuple(float(v) for v in np.clip(fitted, 0.0, 1.0))
 
 
+def jeffreys_rate(y: np.ndarray) -> float:
+    """The share of 1s as the posterior mean under Jeffreys' Beta(½, ½) prior, kept off 0 and 1."""
+    return float(np.clip((y.sum() + 0.5) / (y.size + 1.0), PRIOR_FLOOR, 1 - PRIOR_FLOOR))
+
+
 def estimate_target_prior(raw: np.ndarray, training_prior: float, *, tolerance: float = 1e-10,
                           max_iterations: int = 10_000) -> float:
     """Saerens et al.'s EM: the prior π under which the re-weighted scores average to π."""

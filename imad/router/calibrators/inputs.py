@@ -64,8 +64,9 @@ def check_scores(scores: Any) -> np.ndarray:
     return raw
 
 
-def check_labels(labels: Any, n: int, method: str) -> np.ndarray:
-    """0/1 labels for `n` scores (1: the answer was right), both classes present."""
+def check_labels(labels: Any, n: int, method: str, *, both_classes: bool = True) -> np.ndarray:
+    """0/1 labels for `n` scores (1: the answer was right), both classes present unless
+    `both_classes` is False (a base rate, or `auto`, which then falls back to one)."""
     if labels is None:
         raise ConfigError("labels", f"{method} needs 0/1 labels (1: the answer was right); "
                           "prior_shift needs none")
@@ -84,8 +85,8 @@ def check_labels(labels: Any, n: int, method: str) -> np.ndarray:
     if n < MIN_LABELLED_ANSWERS:
         raise ConfigError("labels", f"{method} needs at least {MIN_LABELLED_ANSWERS} labelled answers, "
                           f"got {n}")
-    if y.min() == y.max():
+    if both_classes and y.min() == y.max():
         which = "right" if y[0] == 1 else "wrong"
         raise ConfigError("labels", f"all {n} answers are {which}: {method} needs both right and "
-                          "wrong answers (label more, or use prior_shift)")
+                          "wrong answers (label more, or use auto or base_rate)")
     return y

@@ -122,6 +122,28 @@ class IsotonicCalibrator(Calibrator):
 
 
 @register
+class BaseRateCalibrator(Calibrator):
+    """A constant p: the labels' share of right answers, ignoring the score. Estimated as the
+    posterior mean under Jeffreys' Beta(½, ½) prior, (right + ½) / (labels + 1), so labels of one
+    class give a small p rather than 0 or 1. What a user gets by counting, and what `auto` keeps
+    unless a map beats it beyond chance."""
+
+    rate: float = parameter(PRIOR)
+    fitted_on: CalibrationRecord | None = None
+    kind: ClassVar[str] = "base_rate"
+    both_classes: ClassVar[bool] = False
+
+    def apply(self, raw_scores: np.ndarray) -> np.ndarray:
+        raw = real_array(raw_scores, "raw_scores")
+        return np.where(np.isfinite(raw), self.rate, raw)
+
+    @classmethod
+    def fit(cls, raw: np.ndarray, labels: np.ndarray | None, record: CalibrationRecord, *,
+            training_prior: float | None) -> BaseRateCalibrator:
+        return cls(fitting.jeffreys_rate(labels), record)
+
+
+@register
 class PriorShiftCalibrator(Calibrator):
     """Label-free: the traffic's share of right answers is estimated by EM on the raw scores,
     and each score re-weighted from the training prior to that one (Saerens, Latinne &

@@ -2,7 +2,8 @@
 
 - `chat`: `POST /v1/chat/completions`.
 - `models`: `GET /v1/models`, `GET /v1/models/{id}`.
-- `admin`: `GET /v1/imad/stats` (the router and its trigger budgets).
+- `admin`: `GET /v1/imad/stats` (the router, its trigger budgets, the decision log's counters).
+- `feedback`: `POST /v1/imad/feedback` (an outcome label for a logged decision).
 - `reload`: `POST /v1/imad/admin/reload` (hot reload of the router).
 - `metrics`: `GET /metrics` (Prometheus).
 - `health`: `GET /health` (public).
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from imad.serve.routes import admin, chat, health, metrics, models, reload
+from imad.serve.routes import admin, chat, feedback, health, metrics, models, reload
 
-ROUTERS: tuple[APIRouter, ...] = (health.router, metrics.router, admin.router, reload.router,
-                                  models.router, chat.router)
+ROUTERS: tuple[APIRouter, ...] = (health.router, metrics.router, admin.router, feedback.router,
+                                  reload.router, models.router, chat.router)

@@ -2,7 +2,8 @@
 
 `GET /v1/imad/stats`: the router, its OOD policy, and with `--target-trigger-rate` each model
 name's trigger budget — τ now, whether the budget set it, the realized trigger rate over its
-window (`imad.serve.budgets`). Not in /health, which is open to anyone who can reach the port.
+window (`imad.serve.budgets`) — and the decision log's counters. Not in /health, which is open
+to anyone who can reach the port.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from imad.decision_log.writer import DecisionLog
 from imad.serve.routes.state import Server
 
 router = APIRouter()
@@ -25,4 +27,16 @@ async def routing_stats(server: Server) -> dict[str, Any]:
             "ood_policy": policy.ood_policy,
             "target_trigger_rate": settings.target_trigger_rate,
             "budget_window": None if budgets is None else settings.budget_window,
-            "budgets": {} if budgets is None else budgets.stats()}
+            "budgets": {} if budgets is None else budgets.stats(),
+            "decision_log": decision_log_stats(server.decision_log)}
+
+
+def decision_log_stats(log: DecisionLog | None) -> dict[str, Any] | None:
+    """This worker's decision-log counters (rows written, dropped by reason, pruned); None
+    without `--decision-log`."""
+    if log is None:
+        return None
+    stats = log.stats
+    return {"path": str(log.path), "recorded": stats.recorded, "written": stats.written,
+            "duplicates": stats.duplicates, "pruned": stats.pruned, "amended": stats.amended,
+            "dropped": dict(sorted(stats.dropped.items()))}

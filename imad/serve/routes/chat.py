@@ -5,7 +5,9 @@ The answer comes back as a standard chat completion (or SSE chunks with `stream:
 header `X-Imad-Decision` (compact ASCII JSON). The model name picks back-end and τ
 (`model_names`). Every request — refused by the key check, refused by the handler, answered or
 abandoned — is one `chat_completion` log line (or `client_disconnected`) and one count in
-`/metrics`: `CountedRoute` accounts for refusals that happen before the handler runs.
+`/metrics`: `CountedRoute` accounts for refusals that happen before the handler runs. With
+`--decision-log` each answered request is also one row of the decision log (queued, written by
+the log's own thread).
 
 `stream_options` without `stream: true` is a 400, as OpenAI's API answers it.
 """
@@ -24,6 +26,7 @@ from fastapi.routing import APIRoute
 from starlette.requests import ClientDisconnect
 
 from imad import __version__, tracing
+from imad.decision_log.answer_row import answer_row
 from imad.errors import ServeError
 from imad.serve.error_responses import error_response
 from imad.serve.limits import read_body
@@ -37,8 +40,10 @@ from imad.serve.models import (
     parse_chat_request,
 )
 from imad.serve.questions import question_from_request
+from imad.serve.reload import identity_values
 from imad.serve.routes.state import Server
 from imad.serve.runner import ClientDisconnected
+from imad.serve.settings import ServeSettings
 from imad.serve.streaming import sse_events
 
 FINGERPRINT = f"imad-{__version__}"
@@ -84,6 +89,13 @@ def check_stream_options(chat: ChatCompletionRequest) -> None:
         raise ServeError(400, "The 'stream_options' parameter is only allowed when 'stream' is "
                               "enabled: add \"stream\": true or drop stream_options",
                          code="invalid_request", param="stream_options")
+
+
+def policy_rule(settings: ServeSettings) -> str:
+    """How this server's policy chooses τ, as the decision log names it."""
+    if settings.target_trigger_rate is None:
+        return "fixed"
+    return "budget"
 
 
 async def wait_for_disconnect(request: Request) -> None:
@@ -139,11 +151,15 @@ async def chat_completions(request: Request, server: Server) -> Response:
                                          type="server_error", code="internal_error"), completion_id)
     completion = completion_from_answer(answer, choice, completion_id=completion_id,
                                         created=int(time.time()), fingerprint=FINGERPRINT,
-                                        router=router_id)
+                                        router=identity_values(router_id))
     log_event("chat_completion", status=200, **decision_log_fields(completion),
               latency_ms=elapsed_ms(), **fields)
     headers = {"X-Imad-Decision": decision_header(completion.imad), "X-Request-Id": completion_id}
     metrics.count_request(model_name, 200)
+    if server.decision_log is not None:  # queued: the disk is the writer thread's, never ours
+        server.decision_log.record(answer_row(
+            answer, completion_id=completion_id, model=model_name, backend=choice.backend,
+            identity=router_id, policy_rule=policy_rule(settings)))
     if chat.stream:
         include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
         return StreamingResponse(sse_events(completion, include_usage=include_usage),

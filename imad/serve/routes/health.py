@@ -24,6 +24,6 @@ async def health(server: Server) -> dict[str, Any]:
     runner = server.runner
     identity = runner.routers.current.identity
     return {"status": "ok", "version": __version__, "upstream_model": server.factory.model.model_id,
-            "router": {"name": identity["router_name"], "version": identity["router_version"],
-                       "hash": identity["router_hash"]}, "worker_pid": os.getpid(),
+            "router": {"name": identity.name, "version": identity.version, "hash": identity.hash},
+            "worker_pid": os.getpid(),
             "in_flight": runner.in_flight, "waiting": runner.limiter.waiting, **server.limits}

@@ -4,7 +4,8 @@ Behind the API key like /v1. The body is empty, or a JSON object `{"router": NAM
 (at most `MAX_BODY_BYTES`; a shipped name such as `imad-router-v1.1`, or a checkpoint
 directory as the server's `--router` takes it; default: the --router the server started with).
 The checkpoint is loaded and validated in a thread, off the request path, and swapped in at
-once (`imad.serve.reload`); the answer is 200 with the router now serving, 400 for a bad body,
+once (`imad.serve.reload`); the answer is 200 with the router now serving (`router`: its
+name, version and hash, as /health shows it), 400 for a bad body,
 413 for an oversized one, 422 (`router_refused`, with the checkpoint's error) when it cannot
 serve — the router in service keeps serving. Under --workers the worker that answers has
 reloaded; the others follow within moments (`imad.serve.reload_board`).
@@ -66,4 +67,6 @@ async def reload_router(request: Request, server: Server) -> dict[str, Any]:
     spec = router_spec(await read_body(request, MAX_BODY_BYTES))
     routers = server.runner.routers
     await asyncio.to_thread(reload_here, routers, server.board, spec, "POST /v1/imad/admin/reload")
-    return {"status": "reloaded", "router": routers.current.identity}
+    identity = routers.current.identity
+    return {"status": "reloaded",
+            "router": {"name": identity.name, "version": identity.version, "hash": identity.hash}}

@@ -12,6 +12,8 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from imad.decision_log.answer_row import RouterIdentity
+from imad.decision_log.writer import DecisionLog
 from imad.serve.factory import PipelineFactory
 from imad.serve.metrics import ServerMetrics
 from imad.serve.reload_board import ReloadBoard
@@ -21,13 +23,16 @@ from imad.serve.settings import ServeSettings
 
 @dataclass(frozen=True)
 class ServerState:
-    """One app's parts; `started` (Unix seconds) dates the model cards, `limits` is /health's."""
+    """One app's parts; `started` (Unix seconds) dates the model cards, `limits` is /health's,
+    `decision_log` the worker's decision log."""
 
     settings: ServeSettings
     runner: PipelineRunner
     metrics: ServerMetrics
     started: int
     limits: dict[str, Any]
+    decision_log: DecisionLog | None = None
+    """This process's handle on `--decision-log` (None without one)."""
     board: ReloadBoard | None = None
     """The run's reload board under --workers (`imad.serve.reload_board`); None otherwise."""
 
@@ -35,6 +40,12 @@ class ServerState:
     def factory(self) -> PipelineFactory:
         """The pipeline factory of the router in service now (a hot reload replaces it)."""
         return self.runner.factory
+
+    @property
+    def router_identity(self) -> RouterIdentity:
+        """The name, version and content hash of the router in service now; a request's own
+        decision names the router that scored it (`PipelineRunner.answer`)."""
+        return self.runner.routers.current.identity
 
 
 def server_state(request: Request) -> ServerState:

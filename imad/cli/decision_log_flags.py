@@ -1,0 +1,53 @@
+"""The decision-log flags that `imad serve` and `imad ask` share (issue 32 item 2).
+
+    --decision-log PATH         one SQLite row per decision (`imad.decision_log`)
+    --log-text                  keep question and answer text (default: their SHA-256 only)
+    --decision-log-max-rows N   keep only the newest N rows
+
+`imad serve` reads them into its `ServeSettings` (whose table checks them); `imad ask` opens the
+log with `decision_log_from_args`, which applies the same rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from imad.constraints import Integer, parse_text
+from imad.decision_log.encode import MAX_COUNT
+from imad.decision_log.writer import DecisionLog
+from imad.errors import ConfigError
+
+MAX_ROWS_FLAG = "--decision-log-max-rows"
+
+
+def add_decision_log_arguments(parser: argparse.ArgumentParser, *, serving: bool) -> None:
+    shared = "shared by the workers; " if serving else ""
+    parser.add_argument("--decision-log", default=None, metavar="PATH",
+                        help=f"record one row per decision in this SQLite file ({shared}"
+                             "`imad report --log PATH` reads it; default: no log)")
+    parser.add_argument("--log-text", action="store_true",
+                        help="keep question and answer text in the decision log (default: their "
+                             "SHA-256 only)")
+    parser.add_argument(MAX_ROWS_FLAG, default=None, metavar="N",
+                        help="keep only the newest N rows of the decision log (default: all)")
+
+
+def max_rows_from_args(args: argparse.Namespace) -> int | None:
+    """`--decision-log-max-rows` read by its row: an integer in [1, 10⁹], or None."""
+    if args.decision_log_max_rows is None:
+        return None
+    return parse_text(args.decision_log_max_rows, Integer(1, MAX_COUNT), MAX_ROWS_FLAG)
+
+
+def decision_log_from_args(args: argparse.Namespace) -> DecisionLog | None:
+    """The log `--decision-log` asks for (None without it). `--log-text` or a row limit without
+    a log is a `ConfigError`; a file that is not a decision log is refused here, before any
+    LLM call."""
+    max_rows = max_rows_from_args(args)
+    if args.decision_log is None:
+        for flag, given in (("--log-text", args.log_text), (MAX_ROWS_FLAG, max_rows is not None)):
+            if given:
+                raise ConfigError(flag, "applies to the decision log, which --decision-log PATH "
+                                        "turns on: add it or drop this flag")
+        return None
+    return DecisionLog(args.decision_log, log_text=args.log_text, max_rows=max_rows)

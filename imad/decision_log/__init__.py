@@ -1,0 +1,15 @@
+"""The decision log (issue 32, SPEC §17): one SQLite row per routing decision, labels beside it.
+
+`DecisionLog` is what serving and `imad ask` write through (a queue and a background thread,
+never raising); `open_for_reading` is what the CLI's export, label and report commands read
+through (every failure a typed error). The file format is documented in
+`imad.decision_log.schema`; the columns come from `imad.decision_log.columns`.
+"""
+
+from imad.decision_log.columns import LOG_COLUMNS, LogColumn
+from imad.decision_log.schema import SCHEMA_VERSION
+from imad.decision_log.store import LogStore, open_for_reading, open_store
+from imad.decision_log.writer import DecisionLog, LogStats
+
+__all__ = ["LOG_COLUMNS", "SCHEMA_VERSION", "DecisionLog", "LogColumn", "LogStats", "LogStore",
+           "open_for_reading", "open_store"]

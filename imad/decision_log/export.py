@@ -1,0 +1,98 @@
+"""Export a decision log for a warehouse: JSON lines or Parquet (issue 32 item 2).
+
+One record per decision, every column of the log plus its label (`correct`, `debate_correct`,
+`label_source`, `label_time`, `label_changes`; null when unlabelled), in time order. Past one
+machine each server keeps its own log; their exports concatenate (ids are unique per
+completion, so a warehouse can de-duplicate on `id`).
+
+JSON lines keep the JSON columns (reasons, features, tokens) as JSON values; Parquet stores
+them as JSON text (their keys differ between routers, which a fixed Parquet struct cannot
+hold). Parquet needs pyarrow (`pip install 'imad[parquet]'`). A file is written to a
+temporary name beside `--out` and renamed, so a failed export never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from imad.decision_log.store import LogStore
+from imad.errors import ConfigError, DecisionLogError, MissingDependencyError
+
+FORMATS = ("jsonl", "parquet")
+LABEL_FIELDS = (("correct", "bool"), ("debate_correct", "bool"), ("label_source", "string"),
+                ("label_time", "float64"), ("label_changes", "int64"))
+
+
+def export_log(store: LogStore, fmt: str, out: str | Path | None, *,
+               since: float | None = None, model: str | None = None) -> int:
+    """Write the log's rows as `fmt` to `out` (stdout for JSON lines when None); rows written."""
+    if fmt not in FORMATS:
+        raise ConfigError("--format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
+    rows = store.rows(since=since, model=model)
+    if fmt == "parquet":
+        if out is None:
+            raise ConfigError("--out", "Parquet is binary: give --out FILE.parquet")
+        return _atomic(Path(out), "wb", lambda handle: write_parquet(store, rows, handle))
+    if out is None:
+        return write_jsonl(rows, sys.stdout)
+    return _atomic(Path(out), "w", lambda handle: write_jsonl(rows, handle))
+
+
+def write_jsonl(rows: Iterable[dict[str, Any]], handle: IO[str]) -> int:
+    count = 0
+    for row in rows:
+        handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+        count += 1
+    return count
+
+
+def write_parquet(store: LogStore, rows: Iterator[dict[str, Any]], handle: IO[bytes]) -> int:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as error:
+        raise MissingDependencyError("pyarrow", "pip install 'imad[parquet]'",
+                                     "imad log export --format parquet") from error
+    types = {"TEXT": pa.string(), "REAL": pa.float64(), "INTEGER": pa.int64()}
+    fields = [pa.field(c.name, pa.bool_() if c.codec == "bool" else types[c.sqlite_type])
+              for c in store.readable]
+    fields += [pa.field(name, getattr(pa, "bool_" if kind == "bool" else kind)())
+               for name, kind in LABEL_FIELDS]
+    schema = pa.schema(fields)
+    as_text = [c.name for c in store.readable if c.codec == "json"]
+    records = []
+    for row in rows:
+        for name in as_text:
+            if row[name] is not None:
+                row[name] = json.dumps(row[name], ensure_ascii=False)
+        records.append(row)
+    pq.write_table(pa.Table.from_pylist(records, schema=schema), handle)
+    return len(records)
+
+
+def _atomic(path: Path, mode: str, write) -> int:
+    """Run `write(handle)` on a temporary file beside `path`, then rename it onto `path`."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise DecisionLogError(f"--out {path} is a directory; give a file name")
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    except OSError as error:
+        raise DecisionLogError(f"cannot write --out {path}: {error.strerror or error} (is "
+                               f"{folder} an existing, writable folder?)") from error
+    try:
+        with os.fdopen(descriptor, mode, **({"encoding": "utf-8"} if "b" not in mode else {})) as handle:
+            count = write(handle)
+        os.replace(temporary, path)
+        return count
+    except OSError as error:
+        raise DecisionLogError(f"cannot write --out {path}: {error.strerror or error}") from error
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)

@@ -1,0 +1,66 @@
+"""`POST /v1/imad/feedback`: an outcome label for a served decision (issue 32 item 3).
+
+The body is `{"id": "<completion id>", "correct": true|false, "source"?: "user"|"judge"|"gold",
+"debate_correct"?: true|false}` (`source` defaults to `user`), at most `FEEDBACK_MAX_BYTES`
+(the route reads it with `imad.serve.limits.read_body`, which answers 413 past that). The
+label is stored through the worker's `DecisionLog` (after every row that worker recorded, so a
+label posted right after its response finds its row); a repeat replaces the label and counts
+the change. 400 names what is wrong with the body, 404 an id the log does not hold, 503 a log
+that cannot be written. The response is the stored label with its change count.
+
+Everything here is plain Python; the route itself (auth like /v1) lives with the other routes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from imad.decision_log.labels import Label, parse_label
+from imad.decision_log.writer import DecisionLog
+from imad.errors import DatasetError, DecisionLogError, ServeError, UnknownDecisionError
+from imad.json_lines import json_type
+from imad.jsonio import UntrustedJSONError, loads_untrusted
+
+FEEDBACK_MAX_BYTES = 4096
+"""Largest feedback body: an id of at most 256 characters and three small fields fit 16 times."""
+
+
+def feedback_label(body: bytes) -> Label:
+    """The label in a feedback body, or ServeError 400 saying what is wrong with it."""
+    try:
+        payload = loads_untrusted(body, max_bytes=max(len(body), 1))
+    except UntrustedJSONError as error:
+        raise ServeError(400, f"the feedback body is not valid JSON: {error}", code="invalid_json") from None
+    if not isinstance(payload, dict):
+        raise ServeError(400, f"the feedback body must be a JSON object, got a JSON {json_type(payload)}",
+                         code="invalid_json")
+    try:
+        return parse_label(payload, default_source="user")
+    except DatasetError as error:
+        raise ServeError(400, f"invalid feedback: {error}", code="invalid_feedback",
+                         param=_field_named(str(error))) from None
+
+
+def store_feedback(log: DecisionLog | None, body: bytes) -> dict[str, Any]:
+    """Parse and store one feedback body; the response body. Blocking: run it in a thread."""
+    label = feedback_label(body)
+    if log is None:
+        raise ServeError(404, "this server keeps no decision log, so it cannot take feedback; start "
+                              "it with --decision-log PATH", code="no_decision_log")
+    try:
+        changes = log.label(label)
+    except UnknownDecisionError:
+        raise ServeError(404, f"no decision with id {label.id!r} in this server's decision log "
+                              "(a label sent within milliseconds of its response to another "
+                              "worker may arrive first: retry)", code="unknown_id", param="id") from None
+    except DecisionLogError as error:
+        raise ServeError(503, f"the label was not stored: {error}", type="server_error",
+                         code="decision_log_unavailable") from None
+    return {"id": label.id, "correct": label.correct, "source": label.source,
+            "debate_correct": label.debate_correct, "changes": changes}
+
+
+def _field_named(message: str) -> str | None:
+    """The body field an error message is about (its first word), for the error's `param`."""
+    first = message.split(" ", 1)[0]
+    return first if first in ("id", "correct", "source", "debate_correct") else None

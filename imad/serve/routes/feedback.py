@@ -1,0 +1,25 @@
+"""`POST /v1/imad/feedback`: an outcome label for a served decision (issue 32 item 3).
+
+Guarded like every /v1 route. The body is read with the feedback limit (413 past
+`FEEDBACK_MAX_BYTES`) and stored through this worker's decision log off the event loop; the
+rules (400, 404, 503) are `imad.serve.feedback`'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+
+from imad.serve.feedback import FEEDBACK_MAX_BYTES, store_feedback
+from imad.serve.limits import read_body
+from imad.serve.routes.state import Server
+
+router = APIRouter()
+
+
+@router.post("/v1/imad/feedback")
+async def feedback(request: Request, server: Server) -> dict[str, Any]:
+    body = await read_body(request, FEEDBACK_MAX_BYTES)
+    return await run_in_threadpool(store_feedback, server.decision_log, body)

@@ -1,0 +1,151 @@
+"""Shadow debates: run the debate beside a served single answer, off the request path (issue 32
+item 1).
+
+In shadow mode every answer is scored and decided as usual but the single answer is served. To
+measure what the debate *would* have changed, a seeded random share R of requests — chosen
+without looking at the decision, so would-escalate and would-keep answers are sampled alike
+and the comparison is unbiased — also gets its debate, after the response was sent.
+
+- `ShadowSampler(rate, seed)` picks the requests: a hash of the seed and the completion id
+  against R, so the same id is always picked or not (reproducible, and the same in every
+  worker), with no shared random state between threads.
+- `ShadowRunner(max_queue, workers)` runs the debates on its own threads from a bounded queue.
+  `submit` never waits: a full queue drops the debate and counts it. Each job returns whether
+  the debate changed the answer (or None when it could not tell); the runner counts debates
+  run, dropped, failed and changed, which the metrics read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from imad.errors import ConfigError
+
+logger = logging.getLogger("imad.shadow")
+
+RATE_FLAG = "--shadow-debate-rate"
+MAX_SHADOW_QUEUE = 100_000
+MAX_SHADOW_WORKERS = 64
+_STOP = object()
+
+
+class ShadowSampler:
+    """Which requests also get a shadow debate: a seeded share `rate` of completion ids."""
+
+    def __init__(self, rate: float, seed: int = 0) -> None:
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) \
+                or not 0.0 <= rate <= 1.0:
+            raise ConfigError(RATE_FLAG, f"must be a number in [0, 1], got {rate!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            raise ConfigError("seed", f"must be an integer in [0, 2**63), got {seed!r}")
+        self.rate = float(rate)
+        self.seed = seed
+
+    def chosen(self, completion_id: str) -> bool:
+        """True for about `rate` of all ids; the same answer for the same id and seed."""
+        if self.rate <= 0.0:
+            return False
+        digest = hashlib.sha256(f"{self.seed}:{completion_id}".encode("utf-8", "surrogatepass")).digest()
+        return int.from_bytes(digest[:8], "big") / 2.0**64 < self.rate
+
+
+@dataclass
+class ShadowStats:
+    """What happened to the shadow debates handed to a runner."""
+
+    submitted: int = 0
+    run: int = 0
+    dropped: int = 0
+    failed: int = 0
+    changed: int = 0
+
+
+class ShadowRunner:
+    """Runs shadow debates on background threads from a bounded queue (never on a request)."""
+
+    def __init__(self, max_queue: int = 64, workers: int = 1) -> None:
+        for name, value, high in (("max_queue", max_queue, MAX_SHADOW_QUEUE),
+                                  ("workers", workers, MAX_SHADOW_WORKERS)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+                raise ConfigError(f"shadow {name}", f"must be an integer in [1, {high:,}], got {value!r}")
+        self.stats = ShadowStats()
+        self._lock = threading.Lock()
+        self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, name=f"imad-shadow-{index}", daemon=True)
+                         for index in range(workers)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, job: Callable[[], bool | None]) -> bool:
+        """Queue a debate; False (counted as dropped) when the queue is full or the runner closed."""
+        with self._lock:
+            self.stats.submitted += 1
+            if self._closed:
+                self.stats.dropped += 1
+                return False
+        try:
+            self._queue.put_nowait(job)
+        except queue.Full:
+            with self._lock:
+                self.stats.dropped += 1
+            return False
+        return True
+
+    def join(self) -> None:
+        """Wait until every queued debate has run (tests, and a graceful shutdown)."""
+        self._queue.join()
+
+    def close(self, *, wait: bool = True) -> None:
+        """Stop taking debates; with `wait`, finish the queued ones first."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if not wait:
+            self._discard_queued()
+        for _ in self._threads:
+            self._queue.put(_STOP)
+        for thread in self._threads:
+            thread.join()
+
+    def _discard_queued(self) -> None:
+        while True:
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                return
+            self._queue.task_done()
+            with self._lock:
+                self.stats.dropped += 1
+
+    def _work(self) -> None:
+        while True:
+            job = self._queue.get()
+            try:
+                if job is _STOP:
+                    return
+                self._run(job)
+            finally:
+                self._queue.task_done()
+
+    def _run(self, job: Callable[[], bool | None]) -> None:
+        try:
+            changed = job()
+        except Exception as error:  # a failed shadow debate never reaches a user: count, log
+            with self._lock:
+                self.stats.failed += 1
+                first = self.stats.failed == 1
+            if first:
+                logger.warning("a shadow debate failed (%s: %s); later failures are only counted",
+                               type(error).__name__, error)
+            return
+        with self._lock:
+            self.stats.run += 1
+            self.stats.changed += bool(changed)

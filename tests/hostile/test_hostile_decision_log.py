@@ -1,0 +1,206 @@
+"""Hostile decision-log files (issue 32): each reader command (`imad report`, `imad log export`,
+`imad log label`) answers a file that is not a log it can read with one `error:` line naming the
+file, exit 3 and no traceback, and leaves the file as it was; the writer refuses the same files
+when it opens (a wrong path, before serving), with the same typed errors."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from imad.cli.main import main
+from imad.decision_log import DecisionLog
+from imad.decision_log.schema import SCHEMA_VERSION
+from imad.errors import DecisionLogError, DecisionLogFormatError, DecisionLogVersionError
+from tests.decision_log.rows import decision_row
+
+
+def sql(path, statement, params=()):
+    """Run one statement and close the connection (closing folds the WAL into the file)."""
+    connection = sqlite3.connect(path)
+    try:
+        connection.execute(statement, params)
+        connection.commit()
+    finally:
+        connection.close()
+
+
+def valid_log(path):
+    with DecisionLog(path) as log:
+        log.record(decision_row(0))
+    return path
+
+
+def damaged(path):
+    valid_log(path)
+    sql(path, "PRAGMA wal_checkpoint(TRUNCATE)")  # fold the WAL into the file first
+    data = bytearray(path.read_bytes())
+    data[100:] = b"\xa5" * (len(data) - 100)  # keep SQLite's header, wreck every page
+    path.write_bytes(bytes(data))
+    return path
+
+
+def foreign(path):
+    sql(path, "CREATE TABLE customers (name TEXT)")
+    return path
+
+
+def other_format(path):
+    valid_log(path)
+    sql(path, "UPDATE meta SET value = 'someone-else' WHERE key = 'format'")
+    return path
+
+
+def newer(path):
+    valid_log(path)
+    sql(path, "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    return path
+
+
+def bad_version(path):
+    valid_log(path)
+    sql(path, "UPDATE meta SET value = 'one' WHERE key = 'schema_version'")
+    return path
+
+
+def text_file(path):
+    path.write_text('{"id": "not a database"}\n')
+    return path
+
+
+def empty(path):
+    path.write_bytes(b"")
+    return path
+
+
+def folder(path):
+    path.mkdir()
+    return path
+
+
+def missing(path):
+    return path
+
+
+FILES = [
+    ("damaged", damaged, DecisionLogFormatError, "is damaged"),
+    ("foreign SQLite file", foreign, DecisionLogFormatError, "not an imad decision log"),
+    ("another format in meta", other_format, DecisionLogFormatError, "names format 'someone-else'"),
+    ("newer schema", newer, DecisionLogVersionError,
+     f"schema version {SCHEMA_VERSION + 1}, newer than the version {SCHEMA_VERSION}"),
+    ("schema version not a number", bad_version, DecisionLogFormatError, "is not an integer"),
+    ("a text file", text_file, DecisionLogFormatError, "is not a SQLite database"),
+    ("an empty file", empty, DecisionLogFormatError, "is empty"),
+    ("a folder", folder, DecisionLogError, "is a directory"),
+    ("a missing file", missing, DecisionLogError, "not found"),
+]
+COMMANDS = {
+    "report": lambda log, tmp: ["report", "--log", str(log), "--json"],
+    "export": lambda log, tmp: ["log", "export", "--log", str(log), "--format", "jsonl",
+                                "--out", str(tmp / "out.jsonl")],
+    "label": lambda log, tmp: ["log", "label", "--log", str(log), str(tmp / "labels.jsonl")],
+}
+
+
+def snapshot(path):
+    return path.read_bytes() if path.is_file() else None
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize(("name", "make", "error", "message"), FILES, ids=[row[0] for row in FILES])
+def test_readers_refuse_with_one_error_line(command, name, make, error, message, tmp_path, capsys):
+    log = make(tmp_path / "log.db")
+    (tmp_path / "labels.jsonl").write_text('{"id": "chatcmpl-000000", "correct": true}\n')
+    before = snapshot(log)
+    assert main(COMMANDS[command](log, tmp_path)) == 3
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    prog = "imad report" if command == "report" else "imad log"
+    assert len(lines) == 1 and lines[0].startswith(f"{prog}: error:")
+    assert message in lines[0] and str(log) in lines[0]
+    assert "Traceback" not in captured.err and captured.out == ""
+    assert snapshot(log) == before
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+WRITER_REFUSES = [row for row in FILES if row[0] not in ("a missing file", "an empty file")]
+
+
+@pytest.mark.parametrize(("name", "make", "error", "message"), WRITER_REFUSES,
+                         ids=[row[0] for row in WRITER_REFUSES])
+def test_the_writer_refuses_a_file_that_is_not_its_log(name, make, error, message, tmp_path):
+    log = make(tmp_path / "log.db")
+    before = snapshot(log)
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
+        DecisionLog(log)
+    assert snapshot(log) == before
+
+
+def test_the_writer_starts_a_log_in_an_empty_file(tmp_path):
+    path = empty(tmp_path / "log.db")
+    with DecisionLog(path) as log:
+        log.record(decision_row(0))
+    assert log.stats.written == 1
+
+
+def test_a_locked_log_is_one_error_line_for_label(tmp_path, capsys, monkeypatch):
+    import imad.decision_log.store as store
+
+    monkeypatch.setattr(store.open_for_reading, "__kwdefaults__",
+                        {**store.open_for_reading.__kwdefaults__, "busy_timeout_s": 0.05})
+    log = valid_log(tmp_path / "log.db")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"id": "chatcmpl-000000", "correct": true}\n')
+    holder = sqlite3.connect(log, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        assert main(["log", "label", "--log", str(log), str(labels)]) == 3
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    err = capsys.readouterr().err
+    assert "is locked by another process" in err and "Traceback" not in err
+    assert main(["log", "label", "--log", str(log), str(labels)]) == 0
+
+
+OPTIONS = [
+    ({"max_rows": 0}, "--decision-log-max-rows: must be an integer in [1, 1,000,000,000], got 0"),
+    ({"max_rows": -5}, "--decision-log-max-rows: must be an integer in [1,"),
+    ({"max_rows": 2.5}, "--decision-log-max-rows: must be an integer in [1,"),
+    ({"max_rows": True}, "--decision-log-max-rows: must be an integer in [1,"),
+    ({"max_rows": "10"}, "got '10'"),
+    ({"max_rows": 10**12}, "--decision-log-max-rows: must be an integer in [1,"),
+    ({"queue_size": 0}, "queue_size: must be an integer in [1,"),
+    ({"batch_size": 0}, "batch_size: must be an integer in [1,"),
+    ({"synchronous": "OFF"}, "synchronous: must be one of NORMAL, FULL, got 'OFF'"),
+    ({"busy_timeout_s": -1}, "busy_timeout_s: must be a number of seconds in [0, 3600], got -1"),
+    ({"busy_timeout_s": float("nan")}, "busy_timeout_s: must be a number of seconds in [0, 3600]"),
+]
+
+
+@pytest.mark.parametrize(("options", "message"), OPTIONS, ids=[str(row[0]) for row in OPTIONS])
+def test_bad_writer_options_name_the_option(options, message, tmp_path):
+    from imad.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        DecisionLog(tmp_path / "log.db", **options)
+    assert message in str(caught.value)
+    assert not (tmp_path / "log.db").exists()
+
+
+@pytest.mark.parametrize("row", [None, ["id", "x"], "chatcmpl-1", 7])
+def test_a_row_that_is_not_a_mapping_is_a_counted_drop(row, tmp_path):
+    with DecisionLog(tmp_path / "log.db") as log:
+        assert log.record(row) is False
+    assert log.stats.dropped == {"bad_row": 1}
+
+
+@pytest.mark.parametrize(("column", "value"), [("features", "[" * 5000), ("reasons", "{not json"),
+                                               ("features", '{"a": NaN}'), ("reasons", "9" * 500)])
+def test_a_json_column_imad_did_not_write_is_one_error_line(column, value, tmp_path, capsys):
+    log = valid_log(tmp_path / "log.db")
+    sql(log, f"UPDATE decisions SET {column} = ?", (value,))
+    assert main(["log", "export", "--log", str(log), "--format", "jsonl"]) == 3
+    err = capsys.readouterr().err
+    assert "a row holds a value imad did not write" in err and "Traceback" not in err

@@ -1,0 +1,102 @@
+"""Hostile bodies of `POST /v1/imad/feedback` (issue 32 item 3), through the body parser and
+the store the route calls (`imad.serve.feedback`): 400 naming what is wrong, 404 for an id the
+log does not hold or a server without a log, 503 when the log cannot be written; a label is
+stored only from a good body. (413 for an oversized body is `read_body`'s, tested with the
+other routes' limits.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from imad.decision_log import DecisionLog, open_for_reading
+from imad.errors import ServeError
+from imad.serve.feedback import FEEDBACK_MAX_BYTES, store_feedback
+from tests.decision_log.rows import decision_row
+
+ID = "chatcmpl-000000"
+
+BAD_BODIES = [
+    (b"", "not valid JSON", None),
+    (b"{", "not valid JSON", None),
+    (b"[1]", "must be a JSON object, got a JSON array", None),
+    (b'"text"', "must be a JSON object, got a JSON string", None),
+    (b"null", "must be a JSON object, got a JSON null", None),
+    (b"[" * 5000, "not valid JSON", None),
+    (b'{"id": "x", "correct": NaN}', "not valid JSON", None),
+    (b'{"id": "\\ud800", "correct": true}', "not valid JSON", None),
+    (b'{"correct": true}', "id must be a non-empty string", "id"),
+    (b'{"id": "", "correct": true}', "id must be a non-empty string", "id"),
+    (b'{"id": 12, "correct": true}', "not the number 12", "id"),
+    (b'{"id": "' + b"x" * 300 + b'", "correct": true}', "over the limit of 256", "id"),
+    (b'{"id": "x"}', "correct must be true or false, not missing", "correct"),
+    (b'{"id": "x", "correct": 1}', "correct must be true or false, not the number 1", "correct"),
+    (b'{"id": "x", "correct": "false"}', "not the string 'false'", "correct"),
+    (b'{"id": "x", "correct": true, "source": "admin"}', "source must be one of user, judge, gold",
+     "source"),
+    (b'{"id": "x", "correct": true, "debate_correct": 0}', "debate_correct must be true, false",
+     "debate_correct"),
+    (b'{"id": "x", "correct": true, "extra": 1}', "unknown key(s) 'extra'", None),
+    (b'\xff\xfe{}', "not valid JSON", None),
+]
+
+
+@pytest.fixture
+def log(tmp_path):
+    with DecisionLog(tmp_path / "log.db") as writer:
+        writer.record(decision_row(0))
+        writer.flush()
+        yield writer
+
+
+def labels(log) -> list[tuple]:
+    log.flush()
+    store = open_for_reading(log.path)
+    try:
+        return store.connection.execute("SELECT id, correct, source, changes FROM labels").fetchall()
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(("body", "message", "param"), BAD_BODIES,
+                         ids=[row[0][:40].decode("latin-1") for row in BAD_BODIES])
+def test_a_bad_body_is_400_and_stores_nothing(body, message, param, log):
+    with pytest.raises(ServeError) as caught:
+        store_feedback(log, body)
+    assert caught.value.status == 400 and message in caught.value.message
+    assert caught.value.param == param
+    assert labels(log) == []
+
+
+def test_a_good_body_is_stored_and_a_repeat_counts_the_change(log):
+    first = store_feedback(log, b'{"id": "%s", "correct": true}' % ID.encode())
+    assert first == {"id": ID, "correct": True, "source": "user", "debate_correct": None, "changes": 0}
+    again = store_feedback(log, b'{"id": "%s", "correct": false, "source": "judge"}' % ID.encode())
+    assert again["changes"] == 1
+    assert labels(log) == [(ID, 0, "judge", 1)]
+
+
+def test_an_unknown_id_is_404(log):
+    with pytest.raises(ServeError) as caught:
+        store_feedback(log, b'{"id": "chatcmpl-404", "correct": true}')
+    assert caught.value.status == 404 and caught.value.param == "id"
+    assert "no decision with id 'chatcmpl-404'" in caught.value.message
+
+
+def test_no_decision_log_is_404_naming_the_flag():
+    with pytest.raises(ServeError) as caught:
+        store_feedback(None, b'{"id": "x", "correct": true}')
+    assert caught.value.status == 404 and "--decision-log PATH" in caught.value.message
+
+
+def test_an_unwritable_log_is_503(log):
+    log.flush()
+    log._store.connection.execute("PRAGMA query_only = ON")
+    with pytest.raises(ServeError) as caught:
+        store_feedback(log, b'{"id": "%s", "correct": true}' % ID.encode())
+    assert caught.value.status == 503 and "the label was not stored" in caught.value.message
+
+
+def test_the_body_limit_holds_the_longest_label():
+    longest = b'{"id": "%s", "correct": false, "source": "judge", "debate_correct": false}' % (
+        b"x" * 256)
+    assert len(longest) * 10 < FEEDBACK_MAX_BYTES

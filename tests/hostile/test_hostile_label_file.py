@@ -1,0 +1,112 @@
+"""Hostile bulk label files for `imad log label --log PATH FILE.jsonl` (issue 32 item 3).
+
+Every bad file is refused whole: exit 3, an `error:` report naming each bad line (or the file),
+no traceback, and not one label written."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from imad.cli.main import main
+from imad.decision_log import DecisionLog, open_for_reading
+from tests.decision_log.rows import decision_row
+
+GOOD = '{"id": "chatcmpl-000000", "correct": true}'
+
+TABLE = [
+    ("not JSON", f'{GOOD}\n{{"id": "chatcmpl-000001", "correct": tru}}\n', ["line 2: not valid JSON"]),
+    ("a JSON array", '[1, 2]\n', ["line 1: a JSON array where a JSON object"]),
+    ("missing id", '{"correct": true}\n', ["line 1: id must be a non-empty string", "missing"]),
+    ("empty id", '{"id": " ", "correct": true}\n', ["line 1: id must be a non-empty string"]),
+    ("numeric id", '{"id": 7, "correct": true}\n', ["id must be a non-empty string", "the number 7"]),
+    ("correct as 1", '{"id": "chatcmpl-000000", "correct": 1}\n',
+     ["correct must be true or false, not the number 1"]),
+    ("correct as a string", '{"id": "chatcmpl-000000", "correct": "true"}\n',
+     ["correct must be true or false, not the string 'true'"]),
+    ("correct null", '{"id": "chatcmpl-000000", "correct": null}\n',
+     ["correct must be true or false, not null"]),
+    ("correct missing", '{"id": "chatcmpl-000000"}\n', ["correct must be true or false, not missing"]),
+    ("unknown source", '{"id": "chatcmpl-000000", "correct": true, "source": "boss"}\n',
+     ["source must be one of user, judge, gold, not the string 'boss'"]),
+    ("a misspelt key", '{"id": "chatcmpl-000000", "corect": true}\n', ["unknown key(s) 'corect'"]),
+    ("debate_correct not a boolean", '{"id": "chatcmpl-000000", "correct": true, '
+     '"debate_correct": "no"}\n', ["debate_correct must be true, false or absent"]),
+    ("unknown id", f'{GOOD}\n{{"id": "chatcmpl-404", "correct": false}}\n',
+     ["line 2: no decision with id 'chatcmpl-404' in the log"]),
+    ("duplicate ids", f'{GOOD}\n{GOOD}\n',
+     ["line 2: id 'chatcmpl-000000' is labelled again (first on line 1)"]),
+    ("an id too long", '{"id": "' + "x" * 300 + '", "correct": true}\n', ["over the limit of 256"]),
+    ("no labels", "\n\n", ["the file holds no labels"]),
+    ("many bad lines", "".join(f'{{"id": "chatcmpl-000000", "correct": {i}}}\n' for i in range(30)),
+     ["30 bad line(s)", "line 20:", "… and 10 more"]),
+]
+
+
+@pytest.fixture
+def log(tmp_path):
+    path = tmp_path / "log.db"
+    with DecisionLog(path) as writer:
+        for index in range(3):
+            writer.record(decision_row(index))
+    return path
+
+
+def labels_written(log) -> int:
+    store = open_for_reading(log)
+    try:
+        return store.connection.execute("SELECT count(*) FROM labels").fetchone()[0]
+    finally:
+        store.close()
+
+
+def refused(log, labels, capsys) -> str:
+    assert main(["log", "label", "--log", str(log), str(labels)]) == 3
+    captured = capsys.readouterr()
+    assert captured.err.startswith("imad log: error: ") and "Traceback" not in captured.err
+    assert captured.out == ""
+    assert labels_written(log) == 0
+    return captured.err
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), TABLE, ids=[row[0] for row in TABLE])
+def test_a_bad_label_file_is_refused_whole(name, text, expected, log, tmp_path, capsys):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(text)
+    err = refused(log, labels, capsys)
+    assert str(labels) in err and "no label was written" in err
+    for piece in expected:
+        assert piece in err
+
+
+def test_not_utf8(log, tmp_path, capsys):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_bytes(b'{"id": "chatcmpl-000000\xff", "correct": true}\n')
+    assert "line 1: not UTF-8" in refused(log, labels, capsys)
+
+
+def test_a_huge_file_is_refused_before_it_is_read(log, tmp_path, capsys):
+    labels = tmp_path / "labels.jsonl"
+    with open(labels, "wb") as handle:  # sparse: 300 MiB on paper, nothing on disk
+        handle.truncate(300 * 1024 * 1024)
+    err = refused(log, labels, capsys)
+    assert "over the limit of 268,435,456" in err
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "fifo"])
+def test_a_label_path_that_is_not_a_file(kind, log, tmp_path, capsys):
+    labels = tmp_path / "labels.jsonl"
+    if kind == "folder":
+        labels.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(labels)
+    err = refused(log, labels, capsys)
+    assert str(labels) in err
+
+
+def test_the_byte_order_mark_and_crlf_are_accepted(log, tmp_path, capsys):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_bytes(b"\xef\xbb\xbf" + GOOD.encode() + b"\r\n")
+    assert main(["log", "label", "--log", str(log), str(labels)]) == 0
+    assert labels_written(log) == 1

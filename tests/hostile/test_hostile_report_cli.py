@@ -1,0 +1,86 @@
+"""Hostile flags of `imad report` and `imad log export` (issue 32 item 4): a bad --since or
+--window, an unknown --model, an export to a path that cannot be written. Each is one `error:`
+line in plain words naming the flag or path, no traceback, and nothing half-written."""
+
+from __future__ import annotations
+
+import pytest
+
+from imad.cli.main import main
+from imad.decision_log import DecisionLog
+from tests.decision_log.rows import decision_row
+
+
+@pytest.fixture
+def log(tmp_path):
+    path = tmp_path / "log.db"
+    with DecisionLog(path) as writer:
+        for index in range(4):
+            writer.record(decision_row(index, model="gpt-x" if index % 2 else "llama"))
+    return path
+
+
+def failed(argv, status, capsys) -> str:
+    assert main(argv) == status
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and ": error: " in lines[0] and "Traceback" not in captured.err
+    assert captured.out == ""
+    return lines[0]
+
+
+SINCE = ["yesterday", "2026-13-01", "2026-12-01T25:00", "", "-5", "1e9", "12:00", "2026-12-01 garbage",
+         "9" * 40]
+
+
+@pytest.mark.parametrize("since", SINCE)
+def test_a_bad_since_names_the_flag_and_the_forms(since, log, capsys):
+    for argv in (["report", "--log", str(log), "--since", since],
+                 ["log", "export", "--log", str(log), "--format", "jsonl", "--since", since]):
+        line = failed(argv, 2, capsys)
+        assert "--since:" in line and "ISO 8601" in line and "unix seconds" in line
+
+
+@pytest.mark.parametrize("window", ["0h", "1 day", "1w", "-1d", "h", "1.5h", "9999999d"])
+def test_a_bad_window_names_the_flag(window, log, capsys):
+    line = failed(["report", "--log", str(log), f"--window={window}"], 2, capsys)
+    assert "--window:" in line and "30m, 6h, 1d, 7d" in line
+
+
+def test_an_unknown_model_lists_the_models_in_the_log(log, capsys):
+    line = failed(["report", "--log", str(log), "--model", "gpt-y"], 2, capsys)
+    assert "no decision" in line and "'gpt-y'" in line and "'gpt-x', 'llama'" in line
+
+
+@pytest.mark.parametrize("kind", ["missing folder", "a folder", "a file as folder"])
+def test_export_to_an_unwritable_path(kind, log, tmp_path, capsys):
+    if kind == "missing folder":
+        out = tmp_path / "no" / "such" / "out.jsonl"
+    elif kind == "a folder":
+        out = tmp_path / "folder"
+        out.mkdir()
+    else:
+        (tmp_path / "plain").write_text("x")
+        out = tmp_path / "plain" / "out.jsonl"
+    line = failed(["log", "export", "--log", str(log), "--format", "jsonl", "--out", str(out)], 3,
+                  capsys)
+    assert f"--out {out}" in line
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_parquet_needs_an_out_file(log, capsys):
+    line = failed(["log", "export", "--log", str(log), "--format", "parquet"], 2, capsys)
+    assert "--out" in line and "Parquet is binary" in line
+
+
+def test_report_out_that_is_a_file(log, tmp_path, capsys):
+    (tmp_path / "taken").write_text("x")
+    line = failed(["report", "--log", str(log), "--out", str(tmp_path / "taken")], 3, capsys)
+    assert "cannot create --out" in line
+
+
+def test_an_unknown_format_is_a_usage_error(log, capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["log", "export", "--log", str(log), "--format", "csv"])
+    assert caught.value.code == 2
+    assert "invalid choice: 'csv'" in capsys.readouterr().err

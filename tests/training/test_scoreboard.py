@@ -1,0 +1,77 @@
+"""The honest scoreboard (issue 35): within-group AUROC with bootstrap intervals, and the
+permutation importance, against direct computations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from training.scoreboard import (
+    _rank_auroc,
+    auroc_interval,
+    format_scoreboard,
+    permutation_importance,
+    scoreboard,
+)
+
+
+def _two_datasets(n: int = 200) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Dataset a: all wrong, low scores; dataset b: mostly right, high scores, no ranking inside
+    either: the pooled AUROC is high, the within-dataset ones are at chance (the issue's case)."""
+    rng = np.random.default_rng(0)
+    groups = ["a"] * n + ["b"] * n
+    labels = np.concatenate([(rng.uniform(size=n) < 0.1), (rng.uniform(size=n) < 0.9)]).astype(int)
+    scores = np.concatenate([rng.uniform(0.0, 0.5, n), rng.uniform(0.5, 1.0, n)])
+    return labels, scores, groups
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rank_auroc_equals_scikit_learn_with_ties(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    y = (rng.uniform(size=80) < 0.4).astype(int)
+    p = np.round(rng.uniform(size=80), 1)
+    assert _rank_auroc(y, p) == pytest.approx(roc_auc_score(y, p), abs=1e-12)
+
+
+def test_the_pooled_number_hides_chance_within_each_dataset() -> None:
+    labels, scores, groups = _two_datasets()
+    board = scoreboard(labels, {"router": scores}, {"dataset": groups})
+    assert board["pooled"]["router"]["auroc"] > 0.85
+    for group in ("a", "b"):
+        row = board["dataset"][group]["router"]
+        assert row["n"] == 200 and row["low"] < 0.5 < row["high"]
+        assert row["low"] < row["auroc"] < row["high"]
+
+
+def test_interval_is_nan_for_one_class_and_narrows_with_more_answers() -> None:
+    row = auroc_interval(np.zeros(10), np.linspace(0, 1, 10))
+    assert math.isnan(row["auroc"]) and math.isnan(row["low"])
+    rng = np.random.default_rng(1)
+    widths = []
+    for n in (50, 800):
+        y = (rng.uniform(size=n) < 0.5).astype(int)
+        p = np.clip(0.5 + 0.3 * (y - 0.5) + rng.normal(0, 0.3, n), 0, 1)
+        row = auroc_interval(y, p)
+        widths.append(row["high"] - row["low"])
+    assert widths[1] < widths[0] / 2
+
+
+def test_permutation_importance_finds_the_one_feature_used() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(300, 3))
+    y = (x[:, 1] + rng.normal(0, 0.5, 300) > 0).astype(int)
+    rows = permutation_importance(lambda m: 1 / (1 + np.exp(-m[:, 1])), x, y, ["a", "b", "c"])
+    assert rows[0]["feature"] == "b" and rows[0]["auroc_drop"] > 0.3
+    assert {r["feature"]: r["auroc_drop"] for r in rows}["a"] == 0.0
+
+
+def test_format_names_each_group_and_says_one_class() -> None:
+    labels, scores, groups = _two_datasets()
+    labels[:200] = 0
+    text = format_scoreboard(scoreboard(labels, {"router": scores}, {"dataset": groups}),
+                             [{"feature": "b", "auroc_drop": 0.2, "sd": 0.0}])
+    assert "dataset=a (n=200)" in text and "n/a (one class)" in text
+    assert "dataset=b (n=200)" in text and "what the router learned" in text and "b +0.200" in text
