@@ -103,7 +103,9 @@ def test_reloads_under_load_lose_no_request(tmp_path, workers):
                 serving_hashes(server, workers, hashes[serving])
                 for index in range(BATCH):  # sent once every worker serves the new router
                     work.put(((2 * round_ + 1) * BATCH + index, hashes[serving]))
-                wait_for(lambda: work.empty(), "the clients to take this round's requests")
+                done = 2 * BATCH * (round_ + 1)  # answered before the next reload, so each
+                # late request is scored by the router it must name
+                wait_for(lambda done=done: len(answers) == done, "this round's answers")
             for _ in threads:
                 work.put(None)
             for thread in threads:
