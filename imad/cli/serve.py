@@ -172,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
 
         factory = PipelineFactory.from_specs(router=args.router, llm=llm)
         try:
-            app = create_app(settings, factory)
+            app = create_app(settings, factory,
+                             router_spec=None if args.router is None else str(args.router))
         except ConfigError as error:
             raise flag_error(error) from None
         serve(app, settings, sock=sock)

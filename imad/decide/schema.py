@@ -204,12 +204,15 @@ FIELDS: tuple[Field, ...] = (
           _views("log"), origin="request"),
     Field("time", "number", "when the decision was made (UTC); the log's windows and --since "
           "read it", _views("log"), origin="request", unit="unix seconds"),
-    Field("router_name", "string", "the router's checkpoint name", _views("log"), origin="request"),
+    Field("router_name", "string", "the checkpoint name of the router that scored the answer "
+          "(after a hot reload, the one the request started on)", _views("body", "log_line", "log"),
+          origin="request"),
     Field("router_version", "string", "the checkpoint's version, from its name (imad-router-v2.1 "
-          "→ 2.1); null when the name has none", _views("log"), origin="request", nullable=True),
+          "→ 2.1); null when the name has none", _views("body", "log"), origin="request",
+          nullable=True),
     Field("router_hash", "string", "SHA-256 of the checkpoint's config.json (the weights' hash, "
-          "the calibrator, τ): a recalibrated copy hashes differently", _views("log"),
-          origin="request", nullable=True),
+          "the calibrator, τ): a recalibrated copy hashes differently",
+          _views("body", "log_line", "log"), origin="request", nullable=True),
     Field("calibrator", "string", "the calibrator that made p from the raw score", _views("log"),
           origin="request"),
     Field("policy_rule", "string", "the threshold rule: fixed or budget", _views("log"),

@@ -179,6 +179,12 @@ class ServerMetrics:
                                  registry=registry, multiprocess_mode="livesum")
         self.in_flight = Gauge("imad_in_flight", "Pipelines running", registry=registry,
                                multiprocess_mode="livesum")
+        self.reloads = Counter("imad_router_reloads", "Router reloads (POST /v1/imad/admin/reload, "
+                               "SIGHUP), by result: ok, or refused (the old router kept serving); "
+                               "under --workers each worker counts its own", ["result"],
+                               registry=registry)
+        for result in ("ok", "refused"):
+            self.reloads.labels(result=result)
         for outcome in OUTCOMES:
             self.decisions.labels(model=OTHER_MODEL, outcome=outcome)
         for phase in PHASES.values():
@@ -202,6 +208,9 @@ class ServerMetrics:
     def count_outcome(self, model: str, outcome: str, latency_s: float) -> None:
         self.decisions.labels(model=self.model_label(model), outcome=outcome).inc()
         self.request_latency.observe(latency_s)
+
+    def count_reload(self, result: str) -> None:
+        self.reloads.labels(result=result).inc()
 
     def observe_answer(self, answer: PipelineAnswer) -> None:
         """The score and tokens of one answer."""

@@ -12,6 +12,7 @@ finishes the queued debates before the decision log closes (the queue is bounded
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -40,11 +41,12 @@ def shadow_upstream_slots(settings: ServeSettings) -> int:
 class ShadowDebates:
     """Samples served answers and debates them in the background (module docstring)."""
 
-    def __init__(self, settings: ServeSettings, factory: PipelineFactory, metrics: ServerMetrics,
-                 log: DecisionLog | None) -> None:
+    def __init__(self, settings: ServeSettings, current_factory: Callable[[], PipelineFactory],
+                 metrics: ServerMetrics, log: DecisionLog | None) -> None:
         self.sampler = ShadowSampler(settings.shadow_debate_rate, settings.shadow_seed)
         self.runner = ShadowRunner(SHADOW_QUEUE, on_count=metrics.count_shadow_debate)
-        self.factory = factory
+        self.current_factory = current_factory
+        """The factory of the router in service (a hot reload replaces it)."""
         self.log = log
 
     def offer(self, answer: PipelineAnswer, choice: ModelChoice, completion_id: str) -> bool:
@@ -52,7 +54,7 @@ class ShadowDebates:
         parsed self-critique to seed the debate); True when queued."""
         if not self.sampler.chosen(completion_id) or not answer.critique.ok:
             return False
-        factory, log = self.factory, self.log
+        factory, log = self.current_factory(), self.log
 
         def job() -> bool | None:
             return shadow_debate_job(factory.build(choice), answer, completion_id, log)()
@@ -68,9 +70,9 @@ class ShadowDebates:
         self.runner.close(wait=True)
 
 
-def shadow_debates(settings: ServeSettings, factory: PipelineFactory, metrics: ServerMetrics,
-                   log: DecisionLog | None) -> ShadowDebates | None:
+def shadow_debates(settings: ServeSettings, current_factory: Callable[[], PipelineFactory],
+                   metrics: ServerMetrics, log: DecisionLog | None) -> ShadowDebates | None:
     """The server's shadow debates, None unless `--shadow` with a rate above 0."""
     if not settings.shadow or settings.shadow_debate_rate <= 0.0:
         return None
-    return ShadowDebates(settings, factory, metrics, log)
+    return ShadowDebates(settings, current_factory, metrics, log)

@@ -14,7 +14,8 @@ def info(**changes) -> ImadInfo:
     fields = {"p": 0.41, "tau": 0.7, "escalated": True, "backend": "svrmad", "source": "debate",
               "reasons": ["p 0.41 < τ 0.70: escalate"], "parse_status": "parsed", "llm_calls": 4,
               "error": None, "upstream_model": "m", "tau_source": "checkpoint", "ood_score": None,
-              "ood": None, "ood_policy": "flag", "would_escalate": None}
+              "ood": None, "ood_policy": "flag", "would_escalate": None,
+              "router_name": "imad-router-v2", "router_version": None, "router_hash": "0" * 64}
     return ImadInfo(**{**fields, **changes})
 
 

@@ -42,6 +42,7 @@ from imad.serve.models import (
     parse_chat_request,
 )
 from imad.serve.questions import question_from_request
+from imad.serve.reload import identity_values
 from imad.serve.routes.state import Server
 from imad.serve.runner import ClientDisconnected
 from imad.serve.settings import ServeSettings
@@ -131,7 +132,7 @@ async def chat_completions(request: Request, server: Server) -> Response:
         fields["question_chars"] = len(question.text) + len(question.context)
         if settings.log_prompts:
             fields["question"] = question.text
-        answer = await tracing.traced_request(
+        answer, router_id = await tracing.traced_request(
             runner.answer(question, choice, request_id=completion_id,
                           disconnected=lambda: wait_for_disconnect(request)),
             model=model_name, request_id=completion_id)
@@ -151,7 +152,8 @@ async def chat_completions(request: Request, server: Server) -> Response:
                                               f"under request id {completion_id}",
                                          type="server_error", code="internal_error"), completion_id)
     completion = completion_from_answer(answer, choice, completion_id=completion_id,
-                                        created=int(time.time()), fingerprint=FINGERPRINT)
+                                        created=int(time.time()), fingerprint=FINGERPRINT,
+                                        router=identity_values(router_id))
     log_event("chat_completion", status=200, **decision_log_fields(completion),
               latency_ms=elapsed_ms(), **fields)
     headers = {"X-Imad-Decision": decision_header(completion.imad), "X-Request-Id": completion_id}
@@ -159,7 +161,7 @@ async def chat_completions(request: Request, server: Server) -> Response:
     if server.decision_log is not None:  # queued: the disk is the writer thread's, never ours
         server.decision_log.record(answer_row(
             answer, completion_id=completion_id, model=model_name, backend=choice.backend,
-            identity=server.router_identity, policy_rule=policy_rule(settings)))
+            identity=router_id, policy_rule=policy_rule(settings)))
     shadow = server.shadow_debates
     after = None if shadow is None else BackgroundTask(shadow.offer, answer, choice, completion_id)
     if chat.stream:
