@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 
+import httpx
 import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -22,6 +23,7 @@ from imad.serve.dashboard import IMPORT_INPUT, dashboard
 from imad.serve.metrics import ServerMetrics
 from tests.conftest import REPO_ROOT
 from tests.support.promql_names import Exported, PromQLError, Query, parse, problems
+from tests.support.serve_process import ServeProcess, upstream_stub
 
 NEVER_FAILED = {"imad_upstream_errors", "imad_score_batch_failures"}
 """The labelled families the live test's healthy stub never gives a series (the registry test
@@ -125,3 +127,32 @@ def test_print_dashboard_imports_no_server_dependency():
                          check=True)
     assert json.loads(run.stdout)["uid"] == "imad-serve"
     assert run.stderr.strip() == "[]"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_every_panel_queries_what_a_live_server_exports(workers, tmp_path):
+    """A real `imad serve` (scoring process, trigger budget, decision log; one process, or two
+    workers whose values prometheus_client sums from files) after a few answered requests."""
+    pytest.importorskip("fastapi")
+    pytest.importorskip("spacy")
+    from tests.router.router_helpers import make_router
+
+    router_dir = make_router(seed=5).save(tmp_path / "router")
+    with upstream_stub() as upstream:
+        server = ServeProcess(router_dir, upstream, tmp_path, "--workers", workers,
+                              "--target-trigger-rate", "0.5", "--decision-log",
+                              str(tmp_path / "decisions.sqlite"))
+        try:
+            server.wait_ready(workers=int(workers))
+            assert [server.post(index).status_code for index in range(4)] == [200] * 4
+            assert httpx.post(f"{server.url}/v1/chat/completions", json={}, timeout=30).status_code == 400
+            text = server.metrics()
+        finally:
+            server.stop()
+    exported = Exported.from_families(text_string_to_metric_families(text))
+    quiet = {family for family in NEVER_FAILED if exported.labels_of(f"{family}_total") is None}
+    assert quiet == NEVER_FAILED
+    assert check(dashboard(), text, NEVER_FAILED) == []
+    assert {"code", "model"} <= exported.labels["imad_requests_total"]
+    assert {"model"} <= exported.labels["imad_budget_tau"]
