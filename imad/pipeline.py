@@ -12,7 +12,9 @@ The router scores, a policy decides (SPEC §14): `Pipeline(..., policy=...)` tak
 observes every scored answer and decides it with its τ for that answer (an unparsed or
 non-finite one is observed as unparsed: it escalates and counts against the budget). Without a
 policy the checkpoint's τ and OOD policy decide (`imad.decide.checkpoint_policy`). The router is
-shared as it is, never copied.
+shared as it is, never copied. A shadow policy (`Policy(rule, shadow=True)`) decides the same way
+but keeps the answer, so no debate runs; `debate_in_shadow` runs it later, off the request
+(`imad.shadow`).
 
 "Is there an answer?" is decided here, once (`_served`): a debate that fails outright (every
 agent call failed) or ends without an answer does not lose the question — the self-critique's
@@ -172,6 +174,15 @@ class Pipeline:
         except (DebateError, LLMError) as error:
             return _served(question, decision, critique, error=f"{type(error).__name__}: {error}")
         return _served(question, decision, critique, debate)
+
+    def debate_in_shadow(self, answer: PipelineAnswer) -> DebateResult:
+        """The debate a shadow decision skipped (issue 32), run after its single answer was
+        served: the same back-end, seeded with the same self-critique. Raises what the back-end
+        raises (a shadow runner counts it); `ValueError` when the answer had no parsed
+        self-critique to seed it."""
+        if not answer.critique.ok:
+            raise ValueError("a shadow debate needs the parsed self-critique of the served answer")
+        return self.backend.run(answer.question, seed_response=answer.critique.response)
 
     @tracing.traced_decision
     def _decide(self, question: Question, critique: CritiqueResult) -> RouterDecision:

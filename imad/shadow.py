@@ -13,6 +13,10 @@ and the comparison is unbiased — also gets its debate, after the response was 
   `submit` never waits: a full queue drops the debate and counts it. Each job returns whether
   the debate changed the answer (or None when it could not tell); the runner counts debates
   run, dropped, failed and changed, which the metrics read.
+- `shadow_debate_job(pipeline, answer, completion_id, log)` is the job `imad serve` and `imad
+  ask` submit: the debate the shadow decision skipped, its answer and tokens amended into the
+  decision's log row (`debate_answer`, `shadow_debate`, the debate's tokens), and whether it
+  changed the served single answer.
 """
 
 from __future__ import annotations
@@ -24,15 +28,29 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from imad.errors import ConfigError
 
 logger = logging.getLogger("imad.shadow")
 
 RATE_FLAG = "--shadow-debate-rate"
+SEED_FLAG = "--shadow-seed"
+MAX_SHADOW_SEED = 2**63 - 1
+SHADOW_ONLY = "applies to shadow mode, which --shadow turns on: add --shadow or drop this flag"
 MAX_SHADOW_QUEUE = 100_000
 MAX_SHADOW_WORKERS = 64
 _STOP = object()
+
+
+def check_shadow_flags(shadow: bool, rate: float, seed: int) -> None:
+    """A shadow debate rate or seed only means something in shadow mode: ConfigError naming the
+    flag when one is set without `--shadow` (a share of debates would silently not run)."""
+    if shadow:
+        return
+    for flag, given in ((RATE_FLAG, rate != 0.0), (SEED_FLAG, seed != 0)):
+        if given:
+            raise ConfigError(flag, SHADOW_ONLY)
 
 
 class ShadowSampler:
@@ -69,12 +87,15 @@ class ShadowStats:
 class ShadowRunner:
     """Runs shadow debates on background threads from a bounded queue (never on a request)."""
 
-    def __init__(self, max_queue: int = 64, workers: int = 1) -> None:
+    def __init__(self, max_queue: int = 64, workers: int = 1, *,
+                 on_count: Callable[[str, int], None] | None = None) -> None:
         for name, value, high in (("max_queue", max_queue, MAX_SHADOW_QUEUE),
                                   ("workers", workers, MAX_SHADOW_WORKERS)):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
                 raise ConfigError(f"shadow {name}", f"must be an integer in [1, {high:,}], got {value!r}")
         self.stats = ShadowStats()
+        self.on_count = on_count
+        """Told each change of `stats` (its field's name, the increment): the server's metrics."""
         self._lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
         self._closed = False
@@ -85,18 +106,24 @@ class ShadowRunner:
 
     def submit(self, job: Callable[[], bool | None]) -> bool:
         """Queue a debate; False (counted as dropped) when the queue is full or the runner closed."""
+        self._count("submitted")
         with self._lock:
-            self.stats.submitted += 1
-            if self._closed:
-                self.stats.dropped += 1
-                return False
+            closed = self._closed
+        if closed:
+            self._count("dropped")
+            return False
         try:
             self._queue.put_nowait(job)
         except queue.Full:
-            with self._lock:
-                self.stats.dropped += 1
+            self._count("dropped")
             return False
         return True
+
+    def _count(self, event: str) -> None:
+        with self._lock:
+            setattr(self.stats, event, getattr(self.stats, event) + 1)
+        if self.on_count is not None:
+            self.on_count(event, 1)
 
     def join(self) -> None:
         """Wait until every queued debate has run (tests, and a graceful shutdown)."""
@@ -122,8 +149,7 @@ class ShadowRunner:
             except queue.Empty:
                 return
             self._queue.task_done()
-            with self._lock:
-                self.stats.dropped += 1
+            self._count("dropped")
 
     def _work(self) -> None:
         while True:
@@ -140,12 +166,33 @@ class ShadowRunner:
             changed = job()
         except Exception as error:  # a failed shadow debate never reaches a user: count, log
             with self._lock:
-                self.stats.failed += 1
-                first = self.stats.failed == 1
+                first = self.stats.failed == 0
+            self._count("failed")
             if first:
                 logger.warning("a shadow debate failed (%s: %s); later failures are only counted",
                                type(error).__name__, error)
             return
-        with self._lock:
-            self.stats.run += 1
-            self.stats.changed += bool(changed)
+        self._count("run")
+        if changed:
+            self._count("changed")
+
+
+def shadow_debate_job(pipeline: Any, answer: Any, completion_id: str,
+                      log: Any | None) -> Callable[[], bool | None]:
+    """The shadow debate of one served `PipelineAnswer` (of a shadow `imad.Pipeline`), as a job
+    for `ShadowRunner.submit`: it runs `pipeline.debate_in_shadow(answer)`, amends the row
+    `completion_id` of the decision log `log` (None: no log) with the debate's answer and
+    tokens, and returns whether the debate's answer differs from the served one (None when the
+    debate gave no answer)."""
+
+    def job() -> bool | None:
+        debate = pipeline.debate_in_shadow(answer)
+        if log is not None:
+            log.amend({"response_id": completion_id, "debate_answer": debate.final_answer or None,
+                       "shadow_debate": True, "debate_prompt_tokens": debate.prompt_tokens,
+                       "debate_completion_tokens": debate.completion_tokens})
+        if not debate.final_answer:
+            return None
+        return debate.final_answer != answer.answer
+
+    return job

@@ -11,6 +11,7 @@ import pytest
 
 from imad.cli.ask import print_report
 from imad.decide import FixedThreshold, RouterScore, schema
+from imad.decision_log.answer_row import router_identity
 from imad.llm.scripted import ScriptedChat
 from imad.pipeline import Pipeline, PipelineAnswer
 from imad.question import Question
@@ -18,6 +19,7 @@ from imad.serve.logs import decision_log_fields
 from imad.serve.model_names import ModelChoice
 from imad.serve.models import ImadInfo, completion_from_answer, decision_header
 from imad.serve.outcomes import DECISION_OUTCOMES, OUTCOMES
+from imad.serve.reload import identity_values
 from imad.tracing.spans import decision_attributes
 from tests.router.router_helpers import make_router
 from tests.support.serving import echo_respond
@@ -61,9 +63,11 @@ def test_the_cli_json_is_the_answer_and_decision_views(answer):
 
 def test_the_server_body_header_and_log_line_are_their_views(answer):
     choice = ModelChoice("imad-svrmad", "svrmad", None)
+    router = identity_values(router_identity(make_router()))
     completion = completion_from_answer(answer, choice, completion_id="c", created=1,
-                                        fingerprint="f")
-    values = {**answer.values(), "backend": "svrmad"}
+                                        fingerprint="f", router=router)
+    values = {**answer.values(), **router, "backend": "svrmad"}
+    assert completion.imad.router_hash == router["router_hash"] and len(router["router_hash"]) == 64
     assert tuple(ImadInfo.model_fields) == schema.keys_of("body")
     assert completion.imad.model_dump() == schema.view("body", values)
     header = json.loads(decision_header(completion.imad))

@@ -14,6 +14,12 @@ prints the `answer` and `decision` views. `--decision-log PATH` also records the
 of a decision log (the schema's `log` view, `imad.decision_log`) under a fresh id that stderr
 names, so the answer can be labelled later; a file that is not a decision log is refused
 before any LLM call.
+
+`--shadow` decides as usual but prints the single answer and runs no debate (the decision's
+`would_escalate` says what the router would have done). With `--shadow-debate-rate R` a run
+is sampled with probability R (seeded by `--shadow-seed` and the run's decision id) and then
+also debates — after the answer is printed, before exit; the debate's answer and tokens are
+amended into the run's decision-log row and the debate's answer goes to stderr.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from imad.cli.common import (
     question_from_args,
 )
 from imad.cli.decision_log_flags import add_decision_log_arguments, decision_log_from_args
+from imad.cli.shadow_flags import add_shadow_arguments, shadow_from_args
 from imad.decide import FixedThreshold, Policy, choose_policy, chosen_threshold, new_budget
 from imad.decide.budget_state import FLAG as BUDGET_FLAG
 from imad.decide.budget_state import (
@@ -44,10 +51,11 @@ from imad.decide.budget_state import (
 from imad.decide.schema import view
 from imad.errors import ConfigError, NoAnswerError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
+from imad.shadow import ShadowRunner, ShadowSampler, shadow_debate_job
 
 if TYPE_CHECKING:
     from imad.decision_log.writer import DecisionLog
-    from imad.pipeline import PipelineAnswer
+    from imad.pipeline import Pipeline, PipelineAnswer
     from imad.router import Router
 
 
@@ -71,6 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "answers one question")
     parser.add_argument("--trace", action="store_true", help="with --json: include every LLM call")
     add_decision_log_arguments(parser, serving=False)
+    add_shadow_arguments(parser, serving=False)
 
 
 def policy_from_flags(args: argparse.Namespace, router: Router) -> tuple[Policy, FileBackedBudget | None]:
@@ -81,8 +90,8 @@ def policy_from_flags(args: argparse.Namespace, router: Router) -> tuple[Policy,
         initial = chosen_threshold(router.config, args.tau)
         budget = budget_from_flags(args.target_trigger_rate, args.budget_window, args.budget_state,
                                    initial)
-        return choose_policy(router.config, tau=args.tau, rule=budget,
-                             ood_policy=args.ood_policy), budget
+        return choose_policy(router.config, tau=args.tau, rule=budget, ood_policy=args.ood_policy,
+                             shadow=args.shadow), budget
     except ConfigError as error:
         raise flag_error(error) from None
 
@@ -121,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     from imad.pipeline import Pipeline
     from imad.router import Router
 
+    shadow, shadow_rate, shadow_seed = shadow_from_args(args)  # a bad flag: before any model loads
     router = Router.load(args.router)
     policy, budget = policy_from_flags(args, router)
     try:
@@ -128,33 +138,56 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         raise flag_error(error) from None
     log = decision_log_from_args(args)  # a file that is not a decision log: refused before any call
+    decision_id = f"ask-{uuid.uuid4().hex}"
     try:
         result = pipeline.answer(question_from_args(args))  # a budget writes its file as it decides
         if log is not None:
-            record_decision(log, result, args, router, budgeted=budget is not None)
+            record_decision(log, result, args, router, budgeted=budget is not None,
+                            decision_id=decision_id)
+        print_result(result, args, budget)
+        if shadow and ShadowSampler(shadow_rate, shadow_seed).chosen(decision_id) and result.critique.ok:
+            debate_in_shadow(pipeline, result, decision_id, log)
     finally:
         if log is not None:
-            log.close()  # flushes the row
-    if args.json:
-        print_json(result.to_dict(include_trace=args.trace))
-    else:
-        print_report(result, args.backend)
-        if budget is not None:
-            stats = budget.stats()
-            print(f"budget: {stats.realized_rate:.3f} of the last {stats.answers_in_window} "
-                  f"answers escalated, target {stats.target_rate:g} (state in {args.budget_state})")
+            log.close()  # flushes the row (and a shadow debate's amendment)
     if not result.answered:
         raise NoAnswerError(no_answer_reason(result))
     return 0
 
 
+def print_result(result: PipelineAnswer, args: argparse.Namespace,
+                 budget: FileBackedBudget | None) -> None:
+    if args.json:
+        print_json(result.to_dict(include_trace=args.trace))
+        return
+    print_report(result, args.backend)
+    if budget is not None:
+        stats = budget.stats()
+        print(f"budget: {stats.realized_rate:.3f} of the last {stats.answers_in_window} "
+              f"answers escalated, target {stats.target_rate:g} (state in {args.budget_state})")
+
+
+def debate_in_shadow(pipeline: Pipeline, result: PipelineAnswer, decision_id: str,
+                     log: DecisionLog | None) -> None:
+    """The sampled run's shadow debate, after its answer was printed (module docstring): one
+    runner thread, waited for; a failed debate is one stderr line, never a failed run."""
+    sys.stdout.flush()
+    runner = ShadowRunner(1)
+    runner.submit(shadow_debate_job(pipeline, result, decision_id, log))
+    runner.close(wait=True)
+    if runner.stats.failed:
+        print("shadow debate: failed (the answer above stands)", file=sys.stderr)
+    else:
+        print(f"shadow debate: ran, {'changed' if runner.stats.changed else 'kept'} the answer",
+              file=sys.stderr)
+
+
 def record_decision(log: DecisionLog, result: PipelineAnswer, args: argparse.Namespace,
-                    router: Router, *, budgeted: bool) -> None:
-    """One decision-log row for this run, under a fresh id (each run is one decision), which
+                    router: Router, *, budgeted: bool, decision_id: str) -> None:
+    """One decision-log row for this run, under its fresh id (each run is one decision), which
     stderr names so the answer can be labelled later (`imad log label`)."""
     from imad.decision_log.answer_row import answer_row, router_identity
 
-    decision_id = f"ask-{uuid.uuid4().hex}"
     log.record(answer_row(result, completion_id=decision_id, model=args.llm, backend=args.backend,
                           identity=router_identity(router),
                           policy_rule="budget" if budgeted else "fixed"))

@@ -11,6 +11,7 @@ from typing import Any
 
 from imad.cli.common import DEFAULT_LLM, add_routing_arguments, flag_error
 from imad.cli.decision_log_flags import add_decision_log_arguments
+from imad.cli.shadow_flags import add_shadow_arguments, shadow_from_args
 from imad.constraints import Integer, ascii_int, check_value, parse_text, table_of
 from imad.errors import ConfigError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
@@ -80,6 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-prompts", action="store_true",
                         help="include question text in the JSON logs (default: sizes only)")
     add_decision_log_arguments(parser, serving=True)
+    add_shadow_arguments(parser, serving=True)
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="(default: %(default)s)")
     parser.add_argument("--print-dashboard", action="store_true",
@@ -92,6 +94,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def settings_from_args(args: argparse.Namespace) -> ServeSettings:
     check_value(args.port, Integer(0, 65535), "--port")
+    shadow, shadow_debate_rate, shadow_seed = shadow_from_args(args)
     if args.budget_window is not None and args.target_trigger_rate is None:
         raise ConfigError("--budget-window", "sets the window of a trigger budget, which only "
                           "--target-trigger-rate turns on: add --target-trigger-rate R or drop it")
@@ -113,7 +116,8 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         budget_window=DEFAULT_BUDGET_WINDOW if args.budget_window is None else args.budget_window,
         ood_policy=args.ood_policy, decision_log=args.decision_log, log_text=args.log_text,
         decision_log_max_rows=_from_flag(args.decision_log_max_rows, "decision_log_max_rows",
-                                         "--decision-log-max-rows"))
+                                         "--decision-log-max-rows"),
+        shadow=shadow, shadow_debate_rate=shadow_debate_rate, shadow_seed=shadow_seed)
 
 
 def scoring_processes_from_args(args: argparse.Namespace) -> int | None:
@@ -167,10 +171,11 @@ def run(args: argparse.Namespace) -> int:
     from imad.serve.logs import configure_logging, log_event
     from imad.serve.metrics import MULTIPROCESS_ENV, prepare_multiprocess_dir
     from imad.serve.server import bind_socket, serve, serve_workers
+    from imad.serve.shadow_debates import shadow_upstream_slots
     from imad.serve.upstream import spec_with_concurrency
 
     metrics_dir = prepare_multiprocess_dir()  # PROMETHEUS_MULTIPROC_DIR: checked, emptied
-    llm = spec_with_concurrency(args.llm, settings.max_concurrency)
+    llm = spec_with_concurrency(args.llm, settings.max_concurrency + shadow_upstream_slots(settings))
     with bind_socket(args.host, args.port) as sock:  # first: a bad host or port ends here
         configure_logging(args.log_level)
         if metrics_dir is not None:
@@ -191,7 +196,8 @@ def run(args: argparse.Namespace) -> int:
 
         factory = PipelineFactory.from_specs(router=args.router, llm=llm)
         try:
-            app = create_app(settings, factory)
+            app = create_app(settings, factory,
+                             router_spec=None if args.router is None else str(args.router))
         except ConfigError as error:
             raise flag_error(error) from None
         serve(app, settings, sock=sock)

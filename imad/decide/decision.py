@@ -66,6 +66,9 @@ class RouterDecision:
     """True when `ood_score` is above the checkpoint's OOD threshold; None when not scored."""
     ood_policy: str = "flag"
     """What `ood` did: "flag" (reported only) or "escalate" (an unfamiliar answer escalates)."""
+    would_escalate: bool | None = None
+    """In shadow mode (`Policy(..., shadow=True)`), what the policy decided: `escalate` is then
+    False (the single answer is served, no debate runs); None outside shadow mode."""
     score: RouterScore | None = field(default=None, compare=False, repr=False)
     """The score it was decided from (`Policy.decide` keeps it): the raw score and every
     feature's value, which the decision log records."""
@@ -96,9 +99,9 @@ class RouterDecision:
             "cues": [cue._asdict() for cue in self.cues], "score_status": self.score_status,
             "tau_source": self.tau_source, "ood_score": self.ood_score, "ood": self.ood,
             "ood_policy": self.ood_policy, "outcome": self.outcome,
+            "would_escalate": self.would_escalate,
             "raw": None if score is None else score.to_dict()["raw"],
-            "features": (None if score is None or not score.cues
-                         else {cue.feature: cue.value for cue in score.cues}),
+            "features": None if score is None else score.features(),
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -28,7 +28,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from imad.constraints import Constraints, InstanceOf, Integer, Options, check_fields, check_value
+from imad.constraints import (
+    Boolean,
+    Constraints,
+    InstanceOf,
+    Integer,
+    Options,
+    check_fields,
+    check_value,
+)
 from imad.decide.decision import (
     RouterDecision,
     non_finite_decision,
@@ -130,11 +138,15 @@ class Policy:
     rule: ThresholdRule
     ood_policy: str = "flag"
     max_cues: int = DEFAULT_MAX_CUES
+    shadow: bool = False
+    """Observe only (issue 32): decide as usual, record the verdict in `would_escalate`, and
+    keep the answer (`shadow_decision`)."""
 
     constraints: ClassVar[Constraints] = {
         "rule": RULE,
         "ood_policy": Options(*OOD_POLICIES),
         "max_cues": Integer(0, MAX_CUES_LIMIT),
+        "shadow": Boolean(),
     }
 
     def __post_init__(self) -> None:
@@ -149,7 +161,12 @@ class Policy:
                                             "training.export --add-ood ROUTER`")
 
     def decide(self, score: RouterScore) -> RouterDecision:
-        """Keep the answer (p ≥ τ, and not escalated as unfamiliar) or escalate it, with reasons."""
+        """Keep the answer (p ≥ τ, and not escalated as unfamiliar) or escalate it, with reasons;
+        in shadow mode the verdict is recorded and the answer kept (`shadow_decision`)."""
+        decision = self._decide(score)
+        return shadow_decision(decision) if self.shadow else decision
+
+    def _decide(self, score: RouterScore) -> RouterDecision:
         if score.parse_status != PARSED or not score.scored:
             tau, source = self._threshold(None)
             if score.parse_status != PARSED:
@@ -187,6 +204,19 @@ class Policy:
         return check_tau(tau), source
 
 
+def shadow_decision(decision: RouterDecision) -> RouterDecision:
+    """`decision` observed, not acted on: `would_escalate` holds its verdict and a parsed answer
+    is kept (served, no debate), with a reason saying so. An unparsed self-critique has no
+    answer to serve, so it still escalates (the fail-safe, SPEC §13)."""
+    if decision.parse_status != PARSED:
+        return replace(decision, would_escalate=True)
+    if not decision.escalate:
+        return replace(decision, would_escalate=False)
+    return replace(decision, escalate=False, would_escalate=True,
+                   reasons=(*decision.reasons, "shadow mode: would escalate; the single answer "
+                                               "is served and no debate runs"))
+
+
 def checkpoint_threshold(config: StoredRouting) -> FixedThreshold:
     """The τ stored in a router's checkpoint config, as a rule (source "checkpoint")."""
     return FixedThreshold(config.threshold.tau, source="checkpoint", method=config.threshold.method)
@@ -207,13 +237,15 @@ def chosen_threshold(config: StoredRouting, tau: float | None, *,
 
 
 def choose_policy(config: StoredRouting, *, tau: float | None = None,
-                  rule: ThresholdRule | None = None, ood_policy: str | None = None) -> Policy:
+                  rule: ThresholdRule | None = None, ood_policy: str | None = None,
+                  shadow: bool = False) -> Policy:
     """The policy of one pipeline or request: `rule` (e.g. a trigger budget) when given, else the
     request's τ, else the checkpoint's; `ood_policy` when given, else the checkpoint's. Checked
     against the router's config (`Policy.check_router`)."""
     if rule is None:
         rule = chosen_threshold(config, tau)
-    policy = Policy(rule, ood_policy=config.ood_policy if ood_policy is None else ood_policy)
+    policy = Policy(rule, ood_policy=config.ood_policy if ood_policy is None else ood_policy,
+                    shadow=shadow)
     policy.check_router(config.name, has_ood_statistics=config.ood is not None)
     return policy
 

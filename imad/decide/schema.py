@@ -172,6 +172,8 @@ FIELDS: tuple[Field, ...] = (
           ALL - {"answer"}, nullable=True),
     Field("ood_policy", "string", "what ood does: flag reports it, escalate debates it",
           _views("decision", "text", "body", "span", "log"), values=OOD_POLICIES),
+    Field("would_escalate", "boolean", "in shadow mode, what the policy decided (the single "
+          "answer was served, no debate ran); null outside shadow mode", ALL, nullable=True),
     # --- the answer: PipelineAnswer.values() -----------------------------------------------------
     Field("answer", "string", "the answer served", _views("answer"), origin="answer"),
     Field("source", "string", "which answer was served", _views("answer", "body", "header",
@@ -202,18 +204,19 @@ FIELDS: tuple[Field, ...] = (
           _views("log"), origin="request"),
     Field("time", "number", "when the decision was made (UTC); the log's windows and --since "
           "read it", _views("log"), origin="request", unit="unix seconds"),
-    Field("router_name", "string", "the router's checkpoint name", _views("log"), origin="request"),
+    Field("router_name", "string", "the checkpoint name of the router that scored the answer "
+          "(after a hot reload, the one the request started on)", _views("body", "log_line", "log"),
+          origin="request"),
     Field("router_version", "string", "the checkpoint's version, from its name (imad-router-v2.1 "
-          "→ 2.1); null when the name has none", _views("log"), origin="request", nullable=True),
+          "→ 2.1); null when the name has none", _views("body", "log"), origin="request",
+          nullable=True),
     Field("router_hash", "string", "SHA-256 of the checkpoint's config.json (the weights' hash, "
-          "the calibrator, τ): a recalibrated copy hashes differently", _views("log"),
-          origin="request", nullable=True),
+          "the calibrator, τ): a recalibrated copy hashes differently",
+          _views("body", "log_line", "log"), origin="request", nullable=True),
     Field("calibrator", "string", "the calibrator that made p from the raw score", _views("log"),
           origin="request"),
     Field("policy_rule", "string", "the threshold rule: fixed or budget", _views("log"),
           origin="request", values=("fixed", "budget")),
-    Field("would_escalate", "boolean", "in shadow mode, what the router would have done; null "
-          "when it decided", _views("log"), origin="request", nullable=True),
     Field("question_sha256", "string", "SHA-256 of the question text (the decision log keeps it "
           "instead of the text)", _views("log"), origin="request", nullable=True),
     Field("question", "string", "the question text; null unless the log keeps text (--log-text)",

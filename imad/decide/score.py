@@ -62,6 +62,9 @@ class RouterScore:
     parse_status: str = PARSED
     parse_error: str | None = None
     score_status: str = SCORED
+    feature_values: tuple[tuple[str, float], ...] = ()
+    """Every feature's raw value by name, in feature order: what the decision log's `features`
+    column holds. Set also for a non-finite score, which has no cues."""
 
     def __post_init__(self) -> None:
         if self.score_status not in SCORE_STATUSES:
@@ -79,6 +82,12 @@ class RouterScore:
     def scored(self) -> bool:
         """True when p is a number a policy may compare with τ."""
         return self.score_status == SCORED and self.p is not None and math.isfinite(self.p)
+
+    def features(self) -> dict[str, float] | None:
+        """Every feature's value by name (all of them, not only the cues a decision reports);
+        None when unscored."""
+        pairs = self.feature_values or tuple((cue.feature, cue.value) for cue in self.cues)
+        return dict(pairs) or None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON values (a non-finite number becomes null)."""

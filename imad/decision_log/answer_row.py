@@ -4,7 +4,7 @@ The row is the decision schema's `log` view (`imad.decide.schema`): the decision
 answer's values (`PipelineAnswer.values()`: p, τ, OOD, reasons, tokens by phase, the answers and
 which was served) and what only the caller knows: the completion id, the served model name and
 back-end, the time, the router's identity and the policy. Shadow mode records `would_escalate`
-(the decision) beside `escalated`.
+(the decision's verdict) beside `escalated` (False: the single answer was served).
 
 `RouterIdentity` names the router a decision came from: its checkpoint name, the version in
 that name (`imad-router-v2.1` → "2.1"), a content hash (SHA-256 of its config.json, which holds
@@ -48,11 +48,11 @@ def router_identity(router: Any) -> RouterIdentity:
 
 
 def answer_row(answer: Any, *, completion_id: str, model: str, backend: str,
-               identity: RouterIdentity, policy_rule: str, shadow: bool = False,
+               identity: RouterIdentity, policy_rule: str,
                now: float | None = None) -> dict[str, Any]:
     """The log row of a `PipelineAnswer`: the schema's `log` view of its values and the
-    request's. `shadow`: the decision was recorded, not served (the single answer was), so
-    `would_escalate` holds the decision; None otherwise. The question text goes in; the writer
+    request's; a shadow decision's `would_escalate` comes with the decision (a shadow debate,
+    if any, amends the row later). The question text goes in; the writer
     keeps only its SHA-256 unless the log keeps text."""
     critique = answer.critique
     parsed = critique.response if critique.ok else None
@@ -61,7 +61,6 @@ def answer_row(answer: Any, *, completion_id: str, model: str, backend: str,
         "time": time.time() if now is None else now, "router_name": identity.name,
         "router_version": identity.version, "router_hash": identity.hash,
         "calibrator": identity.calibrator, "policy_rule": policy_rule,
-        "would_escalate": answer.decision.escalate if shadow else None,
         "question_sha256": sha256_text(answer.question.text), "question": answer.question.text,
         "shadow_debate": False,
         "confidence": None if parsed is None else parsed.confidence_critique,

@@ -46,16 +46,17 @@ class ScoredRows:
     def score(self, row: int, question_id: str) -> RouterScore:
         """The `RouterScore` of row `row`."""
         p, raw, u = float(self.p[row]), float(self.raw[row]), float(self.uncertainty[row])
+        features = tuple(zip(self.feature_names, map(float, self.vectors[row]), strict=True))
         if not (math.isfinite(p) and math.isfinite(u)):
             return RouterScore(id=question_id, p=None, raw=raw, uncertainty=u,
-                               score_status=NON_FINITE)
+                               score_status=NON_FINITE, feature_values=features)
         cues = tuple(Cue(name, float(value), float(effect)) for name, value, effect
                      in zip(self.feature_names, self.vectors[row], self.effects[row], strict=True))
         ood_score = None if self.ood_scores is None else float(self.ood_scores[row])
         ood_score, ood, doubtful = ood_flag(ood_score, self.ood_threshold)
         return RouterScore(id=question_id, p=p, raw=raw, uncertainty=u, cues=cues,
                            ood_score=ood_score, ood_threshold=self.ood_threshold, ood=ood,
-                           ood_doubtful=doubtful)
+                           ood_doubtful=doubtful, feature_values=features)
 
 
 Scorer = Callable[["Question", "CritiqueResponse"], RouterScore]

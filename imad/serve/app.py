@@ -21,6 +21,7 @@ LLM call so its slot frees (`imad.serve.runner`).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,25 +29,31 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from imad import __version__
-from imad.decision_log.answer_row import router_identity
 from imad.decision_log.writer import DecisionLog
 from imad.serve.error_responses import install_error_handlers
 from imad.serve.factory import PipelineFactory
 from imad.serve.logs import log_event
 from imad.serve.metrics import ServerMetrics
+from imad.serve.reload_board import ReloadBoard, follow
 from imad.serve.routes import ROUTERS
 from imad.serve.routes.guard import public_paths, require_bearer
 from imad.serve.routes.state import ServerState
 from imad.serve.runner import PipelineRunner
 from imad.serve.settings import ServeSettings
+from imad.serve.shadow_debates import shadow_debates
 from imad.serve.upstream import upstream_concurrency
 
 
-def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
-    """The routing server's app. Prepares the factory now, so bad config fails before serving."""
+def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec: str | None = None,
+               board: ReloadBoard | None = None) -> FastAPI:
+    """The routing server's app. Prepares the factory now, so bad config fails before serving.
+    `router_spec`: the --router a reload without a body loads; `board`: the run's reload board
+    under --workers, followed by a thread while the app runs (`imad.serve.reload_board`)."""
     metrics = ServerMetrics()
     decision_log = open_decision_log(settings, metrics)  # a file that is not a log ends here
-    runner = PipelineRunner(factory, settings, metrics)  # its scoring processes warm up meanwhile
+    factory.shadow = settings.shadow  # a reload's factory is a copy: it keeps this
+    runner = PipelineRunner(factory, settings, metrics, router_spec=router_spec)  # its scoring
+    # processes warm up meanwhile
     try:
         factory.prepare(settings.ood_policy)
         runner.scorer.wait_ready()
@@ -64,17 +71,26 @@ def create_app(settings: ServeSettings, factory: PipelineFactory) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         log_event("server_ready", upstream_model=factory.model.model_id, router=factory.router.name,
                   default_backend=settings.default_backend, default_tau=settings.default_tau,
-                  **limits, workers=settings.workers, auth=settings.api_key is not None)
+                  shadow=settings.shadow, shadow_debate_rate=settings.shadow_debate_rate,
+                  **limits, workers=settings.workers, auth=settings.api_key is not None,
+                  router_hash=runner.routers.current.identity.hash)
+        stop = threading.Event()
+        if board is not None:
+            follow(board, runner.routers, stop)
         yield
+        stop.set()
         runner.close()
+        if shadow is not None:
+            shadow.close()  # the queued shadow debates finish and amend their rows first
         if decision_log is not None:
             decision_log.close()  # flushes the rows still queued
         log_event("server_stopped")
 
+    shadow = shadow_debates(settings, lambda: runner.factory, metrics, decision_log)
     app = FastAPI(title="imad routing server", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.server = ServerState(settings, factory, runner, metrics, int(time.time()), limits,
-                                   decision_log, router_identity(factory.router))
+    app.state.server = ServerState(settings, runner, metrics, int(time.time()), limits,
+                                   decision_log, board, shadow_debates=shadow)
     app.state.runner = runner
     app.state.metrics = metrics
     install_error_handlers(app)

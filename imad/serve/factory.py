@@ -42,6 +42,8 @@ class PipelineFactory:
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     ood_policy: str | None = None
     """The server's `--ood-policy`; None follows the checkpoint's."""
+    shadow: bool = False
+    """The server's `--shadow`: every policy observes only (`imad.decide.Policy.shadow`)."""
 
     @classmethod
     def from_specs(cls, *, router: str | Path | None = None, llm: str = "local",
@@ -64,7 +66,8 @@ class PipelineFactory:
     def policy_for(self, choice: ModelChoice, budget: TriggerBudget | None = None) -> Policy:
         """The model name's trigger `budget` when the server keeps one, else its τ suffix (or
         --tau), else the checkpoint's τ; with the server's OOD policy."""
-        return choose_policy(self.router.config, tau=choice.tau, rule=budget, ood_policy=self.ood_policy)
+        return choose_policy(self.router.config, tau=choice.tau, rule=budget, ood_policy=self.ood_policy,
+                             shadow=self.shadow)
 
     def default_policy(self) -> Policy:
         """The policy of a request without a τ suffix or budget: the checkpoint's τ, the server's

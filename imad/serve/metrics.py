@@ -168,15 +168,32 @@ class ServerMetrics:
                                     "of them: recorded, written, duplicates, pruned (past "
                                     "--decision-log-max-rows), amended, dropped_<reason>",
                                     ["event"], registry=registry)
+        self.shadow_decisions = Counter("imad_shadow_decisions", "Decisions made in shadow mode "
+                                        "(the single answer served), by what the policy would "
+                                        "have done", ["would_escalate"], registry=registry)
+        self.shadow_debates = Counter("imad_shadow_debates", "Shadow debates (run after the "
+                                      "response) by what became of them: submitted, run, "
+                                      "dropped (queue full), failed, changed (the answer)",
+                                      ["event"], registry=registry)
         self.queue_depth = Gauge("imad_queue_depth", "Requests waiting for a pipeline slot",
                                  registry=registry, multiprocess_mode="livesum")
         self.in_flight = Gauge("imad_in_flight", "Pipelines running", registry=registry,
                                multiprocess_mode="livesum")
+        self.reloads = Counter("imad_router_reloads", "Router reloads (POST /v1/imad/admin/reload, "
+                               "SIGHUP), by result: ok, or refused (the old router kept serving); "
+                               "under --workers each worker counts its own", ["result"],
+                               registry=registry)
+        for result in ("ok", "refused"):
+            self.reloads.labels(result=result)
         for outcome in OUTCOMES:
             self.decisions.labels(model=OTHER_MODEL, outcome=outcome)
         for phase in PHASES.values():
             for kind in ("prompt", "completion"):
                 self.tokens.labels(phase=phase, kind=kind)
+
+    def count_shadow_debate(self, event: str, count: int) -> None:
+        """A change of the shadow runner's counters (`ShadowRunner(on_count=…)`)."""
+        self.shadow_debates.labels(event=event).inc(count)
 
     def count_decision_log(self, event: str, count: int) -> None:
         """A change of the decision log's counters (`DecisionLog(on_count=…)`)."""
@@ -192,10 +209,16 @@ class ServerMetrics:
         self.decisions.labels(model=self.model_label(model), outcome=outcome).inc()
         self.request_latency.observe(latency_s)
 
+    def count_reload(self, result: str) -> None:
+        self.reloads.labels(result=result).inc()
+
     def observe_answer(self, answer: PipelineAnswer) -> None:
         """The score and tokens of one answer."""
         if answer.decision.p is not None:
             self.score.observe(answer.decision.p)
+        if answer.decision.would_escalate is not None:
+            self.shadow_decisions.labels(
+                would_escalate=str(answer.decision.would_escalate).lower()).inc()
         for call in answer.trace:
             phase = PHASES.get(call.get("stage", ""), "debate")
             self.tokens.labels(phase=phase, kind="prompt").inc(call["prompt_tokens"])

@@ -17,6 +17,7 @@ are strict JSON too: a non-finite score is written as null (`strict_json`).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
@@ -196,9 +197,11 @@ class ModelList(BaseModel):
 
 
 def completion_from_answer(answer: PipelineAnswer, choice: ModelChoice, *, completion_id: str,
-                           created: int, fingerprint: str) -> ChatCompletion:
-    """The chat completion of a pipeline answer; `usage` sums every call in its trace."""
-    info = ImadInfo(**schema.view("body", {**answer.values(), "backend": choice.backend}))
+                           created: int, fingerprint: str,
+                           router: Mapping[str, str | None]) -> ChatCompletion:
+    """The chat completion of a pipeline answer; `usage` sums every call in its trace.
+    `router`: the identity of the router that scored it (`imad.serve.reload.identity_values`)."""
+    info = ImadInfo(**schema.view("body", {**answer.values(), **router, "backend": choice.backend}))
     usage = Usage(prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
                   total_tokens=answer.total_tokens)
     return ChatCompletion(id=completion_id, created=created, model=choice.name,

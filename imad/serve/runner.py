@@ -36,6 +36,7 @@ from imad.serve.logs import log_event
 from imad.serve.metrics import ServerMetrics
 from imad.serve.model_names import ModelChoice
 from imad.serve.outcomes import CANCELLED, FAILED, TIMED_OUT, decision_outcome
+from imad.serve.reload import Generation, RouterIdentity, ServingRouters
 from imad.serve.scoring_process import SCORE_DEADLINE_S, ScoringProcesses
 from imad.serve.settings import ServeSettings
 from imad.serve.upstream import UpstreamWatch, upstream_failure
@@ -49,8 +50,8 @@ class PipelineRunner:
     """Answers questions for the server: slot, worker thread, timeout, cancellation, failure mapping."""
 
     def __init__(self, factory: PipelineFactory, settings: ServeSettings,
-                 metrics: ServerMetrics | None = None) -> None:
-        self.factory = factory
+                 metrics: ServerMetrics | None = None, *, router_spec: str | None = None) -> None:
+        """`router_spec`: the --router the server started with, what a reload loads by default."""
         self.metrics = metrics or ServerMetrics()
         self.budgets = (None if settings.target_trigger_rate is None else BudgetBook(
             settings.target_trigger_rate, settings.budget_window, factory.router))
@@ -59,12 +60,27 @@ class PipelineRunner:
                                       settings.queue_timeout_s, settings.retry_after_s)
         self.scoring_processes = settings.scoring_process_count
         """Child processes scoring answers (0: a thread of this process)."""
-        self.scorer = score_batcher(factory.router, self.scoring_processes,
-                                    expected=lambda: self.limiter.in_use,
-                                    on_batch=self.metrics.observe_score_batch,
-                                    deadline_s=min(SCORE_DEADLINE_S, self.timeout_s))
+
+        def batcher(processes: int) -> Callable[[Router], ScoreBatcher]:
+            return lambda router: score_batcher(router, processes, expected=lambda: self.limiter.in_use,
+                                                on_batch=self.metrics.observe_score_batch,
+                                                deadline_s=min(SCORE_DEADLINE_S, self.timeout_s))
+
+        self.routers = ServingRouters(
+            factory, batcher(self.scoring_processes), router_spec, self.budgets,
+            on_result=self.metrics.count_reload,
+            build_interim=batcher(0) if self.scoring_processes else None)
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
                                             thread_name_prefix="imad-serve")
+
+    @property
+    def factory(self) -> PipelineFactory:
+        """The pipeline factory of the router in service (it changes on a reload)."""
+        return self.routers.current.factory
+
+    @property
+    def scorer(self) -> ScoreBatcher:
+        return self.routers.current.scorer
 
     @property
     def in_flight(self) -> int:
@@ -72,10 +88,11 @@ class PipelineRunner:
 
     async def answer(self, question: Question, choice: ModelChoice, *,
                      disconnected: Callable[[], Awaitable[None]] | None = None,
-                     request_id: str = "") -> PipelineAnswer:
-        """The pipeline's answer, or ServeError 429 (queue full or waited too long), 413 (prompt
-        too large), 504 (too slow), 502 (no answer); ClientDisconnected when `disconnected()`
-        returns first."""
+                     request_id: str = "") -> tuple[PipelineAnswer, RouterIdentity]:
+        """The pipeline's answer and the identity of the router that scored it (the generation
+        in service when its pipeline started, `imad.serve.reload`), or ServeError 429 (queue
+        full or waited too long), 413 (prompt too large), 504 (too slow), 502 (no answer);
+        ClientDisconnected when `disconnected()` returns first."""
         try:
             await self.limiter.acquire()
         except asyncio.CancelledError:
@@ -85,7 +102,8 @@ class PipelineRunner:
         clock = time.perf_counter()
         outcome = FAILED
         try:
-            answer, upstream_errors = await self._run(question, choice, disconnected, request_id)
+            answer, upstream_errors, router = await self._run(question, choice, disconnected,
+                                                              request_id)
             outcome = decision_outcome(answer)
             self.metrics.observe_answer(answer)
             if self.budgets is not None:
@@ -105,7 +123,7 @@ class PipelineRunner:
             raise upstream_failure(upstream_errors) or ServeError(
                 502, f"the model gave no usable answer: {answer.error}", type="upstream_error",
                 code="no_usable_answer")
-        return answer
+        return answer, router
 
     def report_load(self) -> None:
         """Put the slots in use and the queue's length into the metrics' gauges."""
@@ -113,17 +131,20 @@ class PipelineRunner:
 
     async def _run(self, question: Question, choice: ModelChoice,
                    disconnected: Callable[[], Awaitable[None]] | None,
-                   request_id: str) -> tuple[PipelineAnswer, list[LLMError]]:
-        """Run the pipeline of an admitted request (its slot is taken) in a worker thread."""
-        watch = UpstreamWatch(self.factory.model, on_call=self.metrics.observe_upstream_call)
+                   request_id: str) -> tuple[PipelineAnswer, list[LLMError], RouterIdentity]:
+        """Run the pipeline of an admitted request (its slot is taken) in a worker thread, on
+        the router generation in service now (held until the work ends)."""
+        generation = self.routers.acquire()
+        watch = UpstreamWatch(generation.factory.model, on_call=self.metrics.observe_upstream_call)
         model = CancellableChat(watch)
         try:
             budget = None if self.budgets is None else self.budgets.budget_for(choice)
-            pipeline = self.factory.build(choice, model, budget=budget, scorer=self.scorer)
+            pipeline = generation.factory.build(choice, model, budget=budget, scorer=generation.scorer)
             # the worker runs in this request's context, so its spans are the request span's children
             future = self._executor.submit(contextvars.copy_context().run, self._work, pipeline,
-                                           question, request_id)
+                                           question, request_id, generation)
         except BaseException:
+            self.routers.release(generation)
             self.limiter.release()
             self.report_load()
             raise
@@ -153,9 +174,10 @@ class PipelineRunner:
             answer = work.result()
         except InputTooLargeError as error:
             raise ServeError(413, str(error), code="context_length_exceeded", param="messages") from None
-        return answer, watch.errors
+        return answer, watch.errors, generation.identity
 
-    def _work(self, pipeline: Pipeline, question: Question, request_id: str) -> PipelineAnswer:
+    def _work(self, pipeline: Pipeline, question: Question, request_id: str,
+              generation: Generation) -> PipelineAnswer:
         cancelled: RequestCancelledError | None = None
         try:
             return pipeline.answer(question)
@@ -163,6 +185,7 @@ class PipelineRunner:
             cancelled = error
             raise
         finally:
+            self.routers.release(generation)
             self.limiter.release()
             self.report_load()
             if cancelled is not None:
@@ -171,7 +194,7 @@ class PipelineRunner:
     def close(self) -> None:
         """Stop taking work; pipelines already running finish in their threads."""
         self._executor.shutdown(wait=False, cancel_futures=True)
-        self.scorer.close()
+        self.routers.close()
 
 
 def score_batcher(router: Router, processes: int, *, expected: Callable[[], int],

@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from imad.errors import ConfigError, MissingDependencyError
@@ -82,10 +83,14 @@ def use_one_torch_thread() -> None:
 
 
 def serve(app: Any, settings: ServeSettings, *, sock: socket.socket) -> None:
-    """Serve on `sock` until SIGTERM/SIGINT, then shut down gracefully (blocks)."""
+    """Serve on `sock` until SIGTERM/SIGINT, then shut down gracefully (blocks); SIGHUP
+    reloads the router (`imad.serve.reload_board`)."""
     import uvicorn
 
+    from imad.serve.reload_board import install_sighup
+
     use_one_torch_thread()
+    install_sighup(app.state.runner.routers, None)
     uvicorn.Server(uvicorn_config(app, settings)).run(sockets=[sock])
 
 
@@ -94,28 +99,50 @@ def serve_workers(sock: socket.socket, settings: ServeSettings, *, router: str |
     """Serve with `settings.workers` processes under uvicorn's supervisor (blocks).
 
     Each worker builds its own app from the import string `imad.serve.worker:app_from_environment`,
-    so router, model, slots, queue and budgets are per process. Metrics are summed over the
+    so router, model, slots, queue and budgets are per process. Reloads reach every worker
+    through the run's reload board, in a temporary directory of this run; SIGHUP to this
+    process writes a reload of --router on it (`ReloadingSupervisor`). Metrics are summed over the
     workers through prometheus_client's multiprocess mode: in a new temporary directory of
     this run, unless PROMETHEUS_MULTIPROC_DIR names one (checked and emptied by `imad serve`,
     `imad.serve.metrics.prepare_multiprocess_dir`). Workers end with this process
     (`imad.serve.lifeline`); the last to go removes a temporary directory it leaves behind.
     """
-    from uvicorn.supervisors import Multiprocess
-
     from imad.serve.metrics import MULTIPROCESS_ENV
+    from imad.serve.reload_board import BOARD_FILE, ReloadBoard
 
     with contextlib.ExitStack() as stack:
         owned = None
         if not os.environ.get(MULTIPROCESS_ENV):
             owned = stack.enter_context(tempfile.TemporaryDirectory(prefix="imad-metrics-"))
             os.environ[MULTIPROCESS_ENV] = owned
+        board = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="imad-reload-"))) / BOARD_FILE
         worker_settings = {key: value for key, value in asdict(settings).items() if key != "api_key"}
         os.environ[WORKER_CONFIG_ENV] = json.dumps({
             "settings": worker_settings, "router": router, "llm": llm, "api_key_env": api_key_env,
-            "log_level": log_level, "metrics_dir": owned})
+            "log_level": log_level, "metrics_dir": owned, "reload_board": str(board)})
         config = uvicorn_config("imad.serve.worker:app_from_environment", settings, factory=True,
                                 workers=settings.workers)
-        Multiprocess(config, sockets=[sock]).run()
+        reloading_supervisor(config, sock, ReloadBoard(board), router).run()
+
+
+def reloading_supervisor(config: uvicorn.Config, sock: socket.socket, board: Any,
+                         router: str | None) -> Any:
+    """uvicorn's supervisor, but SIGHUP reloads the router instead of restarting the workers.
+
+    uvicorn (0.55) answers SIGHUP with `restart_all`: new workers with the start-up router and
+    empty trigger budgets. Here SIGHUP writes a reload of `router` (--router) on the run's reload
+    board, which every worker follows (`imad.serve.reload_board`); SIGTERM and SIGINT are
+    uvicorn's."""
+    from uvicorn.supervisors import Multiprocess
+
+    from imad.serve.logs import log_event
+
+    class ReloadingSupervisor(Multiprocess):
+        def handle_hup(self) -> None:
+            generation = board.publish(router)
+            log_event("router_reload_requested", why="SIGHUP", router=router, generation=generation)
+
+    return ReloadingSupervisor(config, sockets=[sock])
 
 
 class BackgroundServer:

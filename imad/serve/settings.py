@@ -24,6 +24,7 @@ from imad.serve.machine import (
     usable_cores,
 )
 from imad.serve.model_names import SERVE_BACKENDS
+from imad.shadow import MAX_SHADOW_SEED, check_shadow_flags
 
 QUEUE_PER_SLOT = 4
 """Default queue length per concurrency slot: a burst of four times the slots waits, no more."""
@@ -81,6 +82,10 @@ class ServeSettings:
         `POST /v1/imad/feedback` answers 404.
     log_text: keep the question and answer text in the decision log (default: SHA-256 only).
     decision_log_max_rows: keep only the newest rows (older ones pruned and counted).
+    shadow: observe only (issue 32): decide every answer, record `would_escalate`, serve the
+        single answer, run no debate on the request.
+    shadow_debate_rate / shadow_seed: with `shadow`, a seeded share of requests also gets its
+        debate after the response, in a bounded background queue (`imad.serve.shadow_debates`).
     """
 
     api_key: str | None = field(default=None, repr=False)
@@ -104,6 +109,9 @@ class ServeSettings:
     decision_log: str | None = None
     log_text: bool = False
     decision_log_max_rows: int | None = None
+    shadow: bool = False
+    shadow_debate_rate: float = 0.0
+    shadow_seed: int = 0
 
     constraints: ClassVar[Constraints] = {
         "api_key": (None, Text(max_chars=4_096)),
@@ -127,6 +135,9 @@ class ServeSettings:
         "decision_log": (None, Text(path=True)),
         "log_text": Boolean(),
         "decision_log_max_rows": (None, Integer(1, MAX_COUNT)),
+        "shadow": Boolean(),
+        "shadow_debate_rate": Real(0.0, 1.0),
+        "shadow_seed": Integer(0, MAX_SHADOW_SEED),
     }
     """Each setting's type and bounds (`imad.constraints`); a new setting adds one row here
     (and, when its flag is not `--` + the field name, one entry in FLAGS)."""
@@ -139,6 +150,7 @@ class ServeSettings:
                 if getattr(self, name) != unset:
                     raise ConfigError(serve_flag(name), "applies to the decision log, which "
                                       "--decision-log PATH turns on: add it or drop this flag")
+        check_shadow_flags(self.shadow, self.shadow_debate_rate, self.shadow_seed)
 
     @property
     def queue_limit(self) -> int:

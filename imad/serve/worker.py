@@ -4,7 +4,8 @@ uvicorn's supervisor starts each worker as a fresh process that imports
 `imad.serve.worker:app_from_environment` and calls it; the parent passes the settings, the
 router and `--llm` spec in `IMAD_SERVE_WORKER_CONFIG` (the API key itself stays in its own
 environment variable). Every worker loads its own router and model and keeps its own slots,
-queue and trigger budgets. A worker whose supervisor dies shuts down as on SIGTERM
+queue and trigger budgets, and follows the run's reload board (`imad.serve.reload_board`). A
+worker whose supervisor dies shuts down as on SIGTERM
 (`imad.serve.lifeline`) and removes the run's temporary metrics directory.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 from typing import Any
 
 from imad import tracing
@@ -28,6 +30,7 @@ def app_from_environment() -> Any:
     from imad.serve.auth import api_key_from_env
     from imad.serve.factory import PipelineFactory
     from imad.serve.logs import configure_logging
+    from imad.serve.reload_board import ReloadBoard, install_sighup
 
     text = os.environ.get(WORKER_CONFIG_ENV)
     if not text:
@@ -48,4 +51,7 @@ def app_from_environment() -> Any:
 
     watch_parent(on_supervisor_death)
     factory = PipelineFactory.from_specs(router=config["router"], llm=config["llm"])
-    return create_app(settings, factory)
+    board = ReloadBoard(Path(config["reload_board"])) if config.get("reload_board") else None
+    app = create_app(settings, factory, router_spec=config["router"], board=board)
+    install_sighup(app.state.runner.routers, board)  # uvicorn calls this in the main thread
+    return app

@@ -113,7 +113,7 @@ def test_text_report_shows_tau_source_and_ood(tmp_path, scripted_llm, capsys):
     out = capsys.readouterr().out
     decision = next(line for line in out.splitlines() if line.startswith("decision: "))
     assert "escalate yes" in decision and "tau_source checkpoint" in decision
-    assert "ood yes, ood_policy escalate, backend cot" in decision
+    assert "ood yes, ood_policy escalate, would_escalate n/a, backend cot" in decision
     assert "(ood_policy escalate)" in out  # the reason line
 
 

@@ -84,6 +84,10 @@ def test_the_new_path_decides_as_the_recorded_router(name):
 
 
 def _assert_same_decisions(decided: list[dict], recorded: list[dict], where: str) -> None:
+    # recorded before shadow mode: a decision outside it says would_escalate None (issue 32)
+    assert all(decision["would_escalate"] is None for decision in decided), where
+    decided = [{key: value for key, value in decision.items() if key != "would_escalate"}
+               for decision in decided]
     assert [_words(d) for d in decided] == [_words(d) for d in recorded], where
     now, then = [_numbers(d) for d in decided], [_numbers(d) for d in recorded]
     assert [n is None for n in sum(now, [])] == [n is None for n in sum(then, [])], where

@@ -101,7 +101,8 @@ def test_decision_to_dict_is_json_ready(router):
     assert json.loads(json.dumps(data)) == data
     assert set(data) == {"id", "p", "tau", "escalate", "reasons", "parse_status", "parse_error",
                          "uncertainty", "cues", "score_status", "tau_source", "ood_score", "ood",
-                         "ood_policy"}
+                         "ood_policy", "would_escalate"}
+    assert data["would_escalate"] is None  # outside shadow mode
 
 
 def test_threshold_reason_text():

@@ -57,8 +57,9 @@ def test_completion_counts_every_call(start_server, client_for, model, escalated
     assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (prompt, completion_tokens)
     assert completion.usage.total_tokens == prompt + completion_tokens
     header = json.loads(raw.headers["x-imad-decision"])
-    assert header == {key: info[key] for key in ("p", "tau", "tau_source", "escalated", "ood", "backend",
-                                                 "source", "reasons")}
+    assert header == {key: info[key] for key in ("p", "tau", "tau_source", "escalated", "ood",
+                                                 "would_escalate", "backend", "source", "reasons")}
+    assert info["would_escalate"] is None  # not in shadow mode
     assert (info["tau_source"], info["ood"], info["ood_score"], info["ood_policy"]) == (
         "request", None, None, "flag")
     assert raw.headers["x-request-id"] == completion.id

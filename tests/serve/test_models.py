@@ -14,7 +14,8 @@ def info(**changes) -> ImadInfo:
     fields = {"p": 0.41, "tau": 0.7, "escalated": True, "backend": "svrmad", "source": "debate",
               "reasons": ["p 0.41 < τ 0.70: escalate"], "parse_status": "parsed", "llm_calls": 4,
               "error": None, "upstream_model": "m", "tau_source": "checkpoint", "ood_score": None,
-              "ood": None, "ood_policy": "flag"}
+              "ood": None, "ood_policy": "flag", "would_escalate": None,
+              "router_name": "imad-router-v2", "router_version": None, "router_hash": "0" * 64}
     return ImadInfo(**{**fields, **changes})
 
 
@@ -22,8 +23,8 @@ def test_header_is_ascii_and_round_trips():
     header = decision_header(info())
     assert header.isascii() and " " not in header.replace("p 0.41", "")[:10]
     assert json.loads(header) == {"p": 0.41, "tau": 0.7, "tau_source": "checkpoint", "escalated": True,
-                                  "ood": None, "backend": "svrmad", "source": "debate",
-                                  "reasons": ["p 0.41 < τ 0.70: escalate"]}
+                                  "ood": None, "would_escalate": None, "backend": "svrmad",
+                                  "source": "debate", "reasons": ["p 0.41 < τ 0.70: escalate"]}
 
 
 def test_a_huge_reason_is_cut_in_the_header_only():

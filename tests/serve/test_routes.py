@@ -33,9 +33,8 @@ def test_every_route_is_guarded_or_on_the_public_list(settings):
         # and the public list is exactly what goes unguarded: nothing on it is guarded by mistake
         assert unguarded_routes(app.routes, frozenset()) == sorted(public)
         assert {route.path for route in api_routes(app)} == {
-            "/health", "/metrics", "/v1/imad/stats", "/v1/imad/feedback", "/v1/models",
-            "/v1/models/{model_id}",
-            "/v1/chat/completions"}
+            "/health", "/metrics", "/v1/imad/stats", "/v1/imad/feedback", "/v1/imad/admin/reload",
+            "/v1/models", "/v1/models/{model_id}", "/v1/chat/completions"}
     finally:
         app.state.runner.close()
 

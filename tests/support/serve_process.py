@@ -63,9 +63,13 @@ def port_is_free(port: int) -> bool:
 
 
 class Upstream:
-    """The stub model server (see the module docstring); `calls` counts debate calls seen."""
+    """The stub model server (see the module docstring); `calls` counts the calls seen by kind
+    ("critique", "debate"); `respond`, when given, answers every call instead of `echo_respond`
+    (e.g. self-critiques whose confidences and lengths vary, so p varies)."""
 
-    def __init__(self) -> None:
+    def __init__(self, respond: Callable[[SimpleNamespace], str] | None = None) -> None:
+        self.calls = {"critique": 0, "debate": 0}
+        self._calls_lock = threading.Lock()
         self.hold_debates = threading.Event()
         self.debate_started = threading.Event()
         self._released = threading.Event()
@@ -80,13 +84,17 @@ class Upstream:
                 request = SimpleNamespace(json_schema=schema, messages=[
                     SimpleNamespace(role=m.get("role"), text=m["content"])
                     for m in body["messages"] if isinstance(m.get("content"), str)])
-                if "critique" not in json.dumps(schema) and upstream.hold_debates.is_set():
+                kind = "critique" if "critique" in json.dumps(schema) else "debate"
+                with upstream._calls_lock:
+                    upstream.calls[kind] += 1
+                if kind == "debate" and upstream.hold_debates.is_set():
                     upstream.debate_started.set()
                     upstream._released.wait(WAIT_S)
                 reply = json.dumps({
                     "id": "stub", "object": "chat.completion", "model": "stub",
                     "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": echo_respond(request)}}],
+                                 "message": {"role": "assistant",
+                                             "content": (respond or echo_respond)(request)}}],
                     "usage": {"prompt_tokens": 10, "completion_tokens": 5}}).encode()
                 try:
                     self.send_response(200)
@@ -115,8 +123,8 @@ class Upstream:
 
 
 @contextmanager
-def upstream_stub() -> Iterator[Upstream]:
-    upstream = Upstream()
+def upstream_stub(respond: Callable[[SimpleNamespace], str] | None = None) -> Iterator[Upstream]:
+    upstream = Upstream(respond)
     try:
         yield upstream
     finally:

@@ -4,6 +4,7 @@
 - `models`: `GET /v1/models`, `GET /v1/models/{id}`.
 - `admin`: `GET /v1/imad/stats` (the router, its trigger budgets, the decision log's counters).
 - `feedback`: `POST /v1/imad/feedback` (an outcome label for a logged decision).
+- `reload`: `POST /v1/imad/admin/reload` (hot reload of the router).
 - `metrics`: `GET /metrics` (Prometheus).
 - `health`: `GET /health` (public).
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from imad.serve.routes import admin, chat, feedback, health, metrics, models
+from imad.serve.routes import admin, chat, feedback, health, metrics, models, reload
 
 ROUTERS: tuple[APIRouter, ...] = (health.router, metrics.router, admin.router, feedback.router,
-                                  models.router, chat.router)
+                                  reload.router, models.router, chat.router)

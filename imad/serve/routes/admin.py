@@ -2,8 +2,9 @@
 
 `GET /v1/imad/stats`: the router, its OOD policy, and with `--target-trigger-rate` each model
 name's trigger budget — τ now, whether the budget set it, the realized trigger rate over its
-window (`imad.serve.budgets`) — and the decision log's counters. Not in /health, which is open
-to anyone who can reach the port.
+window (`imad.serve.budgets`) — the decision log's counters, whether the server runs in shadow
+mode, and its shadow debates' counters (submitted, run, dropped, failed, changed). Not in
+/health, which is open to anyone who can reach the port.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ async def routing_stats(server: Server) -> dict[str, Any]:
             "target_trigger_rate": settings.target_trigger_rate,
             "budget_window": None if budgets is None else settings.budget_window,
             "budgets": {} if budgets is None else budgets.stats(),
-            "decision_log": decision_log_stats(server.decision_log)}
+            "decision_log": decision_log_stats(server.decision_log),
+            "shadow": settings.shadow,
+            "shadow_debates": None if server.shadow_debates is None else server.shadow_debates.stats()}
 
 
 def decision_log_stats(log: DecisionLog | None) -> dict[str, Any] | None:

@@ -7,7 +7,8 @@ header `X-Imad-Decision` (compact ASCII JSON). The model name picks back-end and
 abandoned — is one `chat_completion` log line (or `client_disconnected`) and one count in
 `/metrics`: `CountedRoute` accounts for refusals that happen before the handler runs. With
 `--decision-log` each answered request is also one row of the decision log (queued, written by
-the log's own thread).
+the log's own thread). With `--shadow --shadow-debate-rate R` a sampled answer's debate is
+queued once the response is sent (`imad.serve.shadow_debates`), never on its latency.
 
 `stream_options` without `stream: true` is a 400, as OpenAI's API answers it.
 """
@@ -23,6 +24,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
+from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect
 
 from imad import __version__, tracing
@@ -40,6 +42,7 @@ from imad.serve.models import (
     parse_chat_request,
 )
 from imad.serve.questions import question_from_request
+from imad.serve.reload import identity_values
 from imad.serve.routes.state import Server
 from imad.serve.runner import ClientDisconnected
 from imad.serve.settings import ServeSettings
@@ -129,7 +132,7 @@ async def chat_completions(request: Request, server: Server) -> Response:
         fields["question_chars"] = len(question.text) + len(question.context)
         if settings.log_prompts:
             fields["question"] = question.text
-        answer = await tracing.traced_request(
+        answer, router_id = await tracing.traced_request(
             runner.answer(question, choice, request_id=completion_id,
                           disconnected=lambda: wait_for_disconnect(request)),
             model=model_name, request_id=completion_id)
@@ -149,7 +152,8 @@ async def chat_completions(request: Request, server: Server) -> Response:
                                               f"under request id {completion_id}",
                                          type="server_error", code="internal_error"), completion_id)
     completion = completion_from_answer(answer, choice, completion_id=completion_id,
-                                        created=int(time.time()), fingerprint=FINGERPRINT)
+                                        created=int(time.time()), fingerprint=FINGERPRINT,
+                                        router=identity_values(router_id))
     log_event("chat_completion", status=200, **decision_log_fields(completion),
               latency_ms=elapsed_ms(), **fields)
     headers = {"X-Imad-Decision": decision_header(completion.imad), "X-Request-Id": completion_id}
@@ -157,10 +161,12 @@ async def chat_completions(request: Request, server: Server) -> Response:
     if server.decision_log is not None:  # queued: the disk is the writer thread's, never ours
         server.decision_log.record(answer_row(
             answer, completion_id=completion_id, model=model_name, backend=choice.backend,
-            identity=server.router_identity, policy_rule=policy_rule(settings)))
+            identity=router_id, policy_rule=policy_rule(settings)))
+    shadow = server.shadow_debates
+    after = None if shadow is None else BackgroundTask(shadow.offer, answer, choice, completion_id)
     if chat.stream:
         include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
         return StreamingResponse(sse_events(completion, include_usage=include_usage),
                                  media_type="text/event-stream",
-                                 headers={**headers, "Cache-Control": "no-cache"})
-    return JSONResponse(completion.model_dump(), headers=headers)
+                                 headers={**headers, "Cache-Control": "no-cache"}, background=after)
+    return JSONResponse(completion.model_dump(), headers=headers, background=after)

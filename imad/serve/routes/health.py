@@ -1,11 +1,14 @@
 """`GET /health`: liveness, load and limits for load balancers; public (`guard.ALWAYS_PUBLIC`).
 
-It shows both concurrency limits (the server's and the upstream client's) and the scoring
-processes, but nothing about the router: that is `/v1/imad/stats`, behind the key.
+It shows both concurrency limits (the server's and the upstream client's), the scoring
+processes, and which router serves (name, version, content hash: a load balancer can see a hot
+reload reach every worker; `worker_pid` tells the workers of `--workers N` apart). More about
+the router is in `/v1/imad/stats`, behind the key.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fastapi import APIRouter
@@ -19,5 +22,8 @@ router = APIRouter()
 @router.get("/health")
 async def health(server: Server) -> dict[str, Any]:
     runner = server.runner
+    identity = runner.routers.current.identity
     return {"status": "ok", "version": __version__, "upstream_model": server.factory.model.model_id,
+            "router": {"name": identity.name, "version": identity.version, "hash": identity.hash},
+            "worker_pid": os.getpid(),
             "in_flight": runner.in_flight, "waiting": runner.limiter.waiting, **server.limits}

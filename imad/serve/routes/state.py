@@ -16,8 +16,10 @@ from imad.decision_log.answer_row import RouterIdentity
 from imad.decision_log.writer import DecisionLog
 from imad.serve.factory import PipelineFactory
 from imad.serve.metrics import ServerMetrics
+from imad.serve.reload_board import ReloadBoard
 from imad.serve.runner import PipelineRunner
 from imad.serve.settings import ServeSettings
+from imad.serve.shadow_debates import ShadowDebates
 
 
 @dataclass(frozen=True)
@@ -26,15 +28,27 @@ class ServerState:
     `decision_log` the worker's decision log."""
 
     settings: ServeSettings
-    factory: PipelineFactory
     runner: PipelineRunner
     metrics: ServerMetrics
     started: int
     limits: dict[str, Any]
     decision_log: DecisionLog | None = None
     """This process's handle on `--decision-log` (None without one)."""
-    router_identity: RouterIdentity | None = None
-    """The serving router's name, version and content hash (what each logged row names)."""
+    board: ReloadBoard | None = None
+    """The run's reload board under --workers (`imad.serve.reload_board`); None otherwise."""
+    shadow_debates: ShadowDebates | None = None
+    """`--shadow --shadow-debate-rate R`: the sampled answers' background debates."""
+
+    @property
+    def factory(self) -> PipelineFactory:
+        """The pipeline factory of the router in service now (a hot reload replaces it)."""
+        return self.runner.factory
+
+    @property
+    def router_identity(self) -> RouterIdentity:
+        """The name, version and content hash of the router in service now; a request's own
+        decision names the router that scored it (`PipelineRunner.answer`)."""
+        return self.runner.routers.current.identity
 
 
 def server_state(request: Request) -> ServerState:

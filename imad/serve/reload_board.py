@@ -1,0 +1,108 @@
+"""How every process of one `imad serve` learns of a reload: SIGHUP, and the run's reload board.
+
+One process (`imad serve` without --workers): SIGHUP reloads the --router it started with, in a
+thread (`install_sighup`); `POST /v1/imad/admin/reload` reloads in a thread of its own.
+
+`--workers N`: uvicorn's supervisor answers SIGHUP by restarting every worker (uvicorn 0.55),
+which would lose the trigger budgets and go back to the start-up router, so `imad serve` runs it
+as `ReloadingSupervisor` (`imad.serve.server`), whose SIGHUP instead writes a record on the
+run's reload board: a small JSON file `{"generation", "router", "pid"}` in a temporary directory
+of the run, replaced atomically under a file lock. Every worker follows the board (`follow`: a
+thread that stats the file every `POLL_S` seconds) and reloads on each newer record it did not
+write itself. A worker that receives `POST /v1/imad/admin/reload` (or a SIGHUP of its own) loads
+and validates the router itself, answers, and writes the record; so the request's answer says
+whether the router can serve, and its siblings serve it at most `POLL_S` plus one load later.
+A worker uvicorn restarts (one that died) follows the board from its first record on, so it
+serves the router of the latest reload too. A sibling that cannot load the record's router
+(its file changed in between) logs `router_reload_refused` and keeps its router; /health shows
+each worker's router hash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+from imad.atomic_file import write_atomic
+from imad.errors import ServeError
+from imad.file_lock import held_lock
+from imad.serve.reload import ServingRouters
+
+POLL_S = 0.2
+BOARD_FILE = "reload.json"
+
+
+class ReloadBoard:
+    """The run's record of its latest reload (module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def publish(self, spec: str | None) -> int:
+        """Record a reload of `spec` made by this process; its generation number."""
+        with held_lock(self.path, blocking=True):
+            generation = (self.read() or {}).get("generation", 0) + 1
+            record = {"generation": generation, "router": spec, "pid": os.getpid()}
+            write_atomic(self.path, json.dumps(record).encode())
+        return generation
+
+    def read(self) -> dict[str, Any] | None:
+        """The latest record, or None before the first reload (or when it cannot be read)."""
+        try:
+            record = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) and isinstance(record.get("generation"), int) else None
+
+
+def follow(board: ReloadBoard, routers: ServingRouters, stop: threading.Event) -> threading.Thread:
+    """Start a thread that reloads `routers` on every newer record of `board` written by
+    another process, until `stop` is set."""
+
+    def run() -> None:
+        seen: tuple[int, int] | None = None
+        while not stop.wait(POLL_S):
+            try:
+                stat = board.path.stat()
+            except OSError:
+                continue
+            if (stat.st_mtime_ns, stat.st_ino) == seen:
+                continue
+            seen = (stat.st_mtime_ns, stat.st_ino)
+            record = board.read()
+            if record is None or record["generation"] <= routers.board_generation:
+                continue
+            if record.get("pid") == os.getpid():
+                routers.board_generation = max(routers.board_generation, record["generation"])
+                continue
+            with contextlib.suppress(ServeError):  # a refusal is logged by `reload`; the router
+                # in service keeps serving
+                routers.reload(record.get("router"), why="reload board",
+                               board_generation=record["generation"])
+
+    thread = threading.Thread(target=run, name="imad-reload-board", daemon=True)
+    thread.start()
+    return thread
+
+
+def reload_here(routers: ServingRouters, board: ReloadBoard | None, spec: str | None,
+                why: str) -> None:
+    """Reload in this process and, under --workers, record it for the others (blocks)."""
+    routers.reload(spec, why=why, publish=None if board is None else board.publish)
+
+
+def install_sighup(routers: ServingRouters, board: ReloadBoard | None) -> None:
+    """SIGHUP reloads the start-up router in a thread (call from the main thread). A refusal
+    is one `router_reload_refused` log line; the router in service keeps serving."""
+
+    def reload_in_thread() -> None:
+        with contextlib.suppress(ServeError):  # logged by `reload`
+            reload_here(routers, board, None, "SIGHUP")
+
+    signal.signal(signal.SIGHUP, lambda *_: threading.Thread(
+        target=reload_in_thread, name="imad-reload-sighup", daemon=True).start())

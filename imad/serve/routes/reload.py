@@ -1,0 +1,72 @@
+"""`POST /v1/imad/admin/reload`: put another router checkpoint in service without a restart.
+
+Behind the API key like /v1. The body is empty, or a JSON object `{"router": NAME|PATH}`
+(at most `MAX_BODY_BYTES`; a shipped name such as `imad-router-v1.1`, or a checkpoint
+directory as the server's `--router` takes it; default: the --router the server started with).
+The checkpoint is loaded and validated in a thread, off the request path, and swapped in at
+once (`imad.serve.reload`); the answer is 200 with the router now serving (`router`: its
+name, version and hash, as /health shows it), 400 for a bad body,
+413 for an oversized one, 422 (`router_refused`, with the checkpoint's error) when it cannot
+serve — the router in service keeps serving. Under --workers the worker that answers has
+reloaded; the others follow within moments (`imad.serve.reload_board`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from imad.errors import ServeError
+from imad.jsonio import UntrustedJSONError, loads_untrusted
+from imad.serve.limits import read_body
+from imad.serve.reload_board import reload_here
+from imad.serve.routes.state import Server
+
+MAX_BODY_BYTES = 8192
+MAX_ROUTER_CHARS = 4096
+
+router = APIRouter()
+
+
+def router_spec(body: bytes) -> str | None:
+    """The router a reload body names (None: the start-up one); ServeError 400 saying why not."""
+    if not body.strip():
+        return None
+    try:
+        payload = loads_untrusted(body, max_bytes=MAX_BODY_BYTES)
+    except UntrustedJSONError as error:
+        raise ServeError(400, f"the reload body is not valid JSON: {error}", code="invalid_json") from None
+    if not isinstance(payload, dict):
+        raise ServeError(400, "the reload body must be a JSON object such as "
+                              f'{{"router": "imad-router-v2"}}, got {type(payload).__name__}',
+                         code="invalid_json")
+    unknown = sorted(set(payload) - {"router"})
+    if unknown:
+        raise ServeError(400, f"unknown reload field(s) {', '.join(map(repr, unknown))}; the only "
+                              "field is 'router'", code="invalid_request", param=unknown[0])
+    spec = payload.get("router")
+    if spec is None:
+        return None
+    if not isinstance(spec, str):
+        raise ServeError(400, f"'router' must be a string (a shipped name or a checkpoint "
+                              f"directory), got {type(spec).__name__}", code="invalid_request",
+                         param="router")
+    if not spec.strip() or len(spec) > MAX_ROUTER_CHARS or "\x00" in spec:
+        what = "is empty" if not spec.strip() else (
+            f"is longer than {MAX_ROUTER_CHARS} characters" if len(spec) > MAX_ROUTER_CHARS
+            else "holds a NUL character")
+        raise ServeError(400, f"'router' {what}; name a shipped router or a checkpoint directory",
+                         code="invalid_request", param="router")
+    return spec
+
+
+@router.post("/v1/imad/admin/reload")
+async def reload_router(request: Request, server: Server) -> dict[str, Any]:
+    spec = router_spec(await read_body(request, MAX_BODY_BYTES))
+    routers = server.runner.routers
+    await asyncio.to_thread(reload_here, routers, server.board, spec, "POST /v1/imad/admin/reload")
+    identity = routers.current.identity
+    return {"status": "reloaded",
+            "router": {"name": identity.name, "version": identity.version, "hash": identity.hash}}
