@@ -25,9 +25,10 @@ from tests.conftest import REPO_ROOT
 from tests.support.promql_names import Exported, PromQLError, Query, parse, problems
 from tests.support.serve_process import ServeProcess, upstream_stub
 
-NEVER_FAILED = {"imad_upstream_errors", "imad_score_batch_failures"}
-"""The labelled families the live test's healthy stub never gives a series (the registry test
-checks their labels)."""
+QUIET = {"imad_upstream_errors", "imad_score_batch_failures", "imad_shadow_decisions",
+         "imad_shadow_debates"}
+"""The labelled families the live test's healthy stub and server without --shadow never give a
+series (the registry test checks their labels)."""
 
 
 def queries(board: dict) -> list[tuple[str, Query]]:
@@ -54,6 +55,9 @@ def driven_metrics() -> str:
     metrics.count_decision_log("written", 1)
     metrics.set_load(2, 3)
     metrics.score.observe(0.7)
+    metrics.shadow_decisions.labels(would_escalate="true").inc()
+    metrics.count_shadow_debate("run", 1)
+    metrics.count_reload("ok")
     return generate_latest(metrics.registry).decode()
 
 
@@ -151,8 +155,8 @@ def test_every_panel_queries_what_a_live_server_exports(workers, tmp_path):
         finally:
             server.stop()
     exported = Exported.from_families(text_string_to_metric_families(text))
-    quiet = {family for family in NEVER_FAILED if exported.labels_of(f"{family}_total") is None}
-    assert quiet == NEVER_FAILED
-    assert check(dashboard(), text, NEVER_FAILED) == []
+    quiet = {family for family in QUIET if exported.labels_of(f"{family}_total") is None}
+    assert quiet == QUIET
+    assert check(dashboard(), text, QUIET) == []
     assert {"code", "model"} <= exported.labels["imad_requests_total"]
     assert {"model"} <= exported.labels["imad_budget_tau"]
