@@ -57,6 +57,13 @@ def test_the_wheel_ships_every_router(wheel):
 
 
 @pytest.mark.slow
+def test_the_wheel_ships_the_grafana_dashboard(wheel):
+    """`imad serve --print-dashboard` reads it as package data (pyproject's package-data)."""
+    shipped = zipfile.ZipFile(wheel).read("imad/serve/dashboard/imad.json")
+    assert shipped == (ROOT / "imad" / "serve" / "dashboard" / "imad.json").read_bytes()
+
+
+@pytest.mark.slow
 def test_installed_wheel_scores_like_the_source_tree(wheel, tmp_path):
     target, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -6,6 +6,7 @@ import argparse
 import ipaddress
 import logging
 import os
+import sys
 from typing import Any
 
 from imad.cli.common import DEFAULT_LLM, add_routing_arguments, flag_error
@@ -83,6 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_shadow_arguments(parser, serving=True)
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="(default: %(default)s)")
+    parser.add_argument("--print-dashboard", action="store_true",
+                        help="print the Grafana dashboard of /metrics as JSON and exit (checks the "
+                             "other flags' values; loads no model, binds no port)")
+    parser.add_argument("--datasource-uid", default=None, metavar="UID",
+                        help="with --print-dashboard: bind the dashboard to this Prometheus data "
+                             "source (default: Grafana's import asks for one)")
 
 
 def settings_from_args(args: argparse.Namespace) -> ServeSettings:
@@ -131,10 +138,27 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
+def print_dashboard(args: argparse.Namespace) -> bool:
+    """Print the dashboard when --print-dashboard asks for it (after the other flags' values
+    passed `settings_from_args`, so a serve command line with a typo fails the same way with
+    or without it); --datasource-uid alone is an error, not a flag silently ignored."""
+    if not args.print_dashboard:
+        if args.datasource_uid is not None:
+            raise ConfigError("--datasource-uid", "only sets the data source of --print-dashboard's "
+                                                  "JSON: add --print-dashboard or drop it")
+        return False
+    from imad.serve.dashboard import dashboard_text
+
+    sys.stdout.write(dashboard_text(args.datasource_uid))
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     from imad.serve.server import require_serve_dependencies
 
     settings = settings_from_args(args)
+    if print_dashboard(args):
+        return 0
     require_serve_dependencies()
     from imad.serve.app import open_decision_log
 
