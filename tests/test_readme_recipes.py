@@ -1,7 +1,8 @@
-"""The README's "Use it in your pipeline" recipes run as written (issue 13), so they cannot rot.
+"""The manual's recipes run as written (issue 13), so they cannot rot.
 
-Each test takes a recipe's code block from README.md (found by its `<!-- recipe: NAME -->`
-marker) and runs it, changing only addresses and sizes:
+Each test takes a recipe's code block from README.md or a docs/ page (found by its
+`<!-- recipe: NAME -->` marker; tests/test_docs.py checks that every recipe in the docs is run
+here) and runs it, changing only addresses and sizes:
 (a) the `openai` SDK against a real loopback `imad serve` app with the shipped router and a
     scripted model (the server's own tests cover the embedded model);
 (b) the Python recipe with `my_llm` returning a recorded answer of the embedded model, and a
@@ -34,16 +35,19 @@ from imad.router import Router
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+MANUAL = (README, *sorted((ROOT / "docs").rglob("*.md")))
 FIXTURE_DATA = ROOT / "tests" / "fixtures" / "datasets"
 RECORDED = ROOT / "corpus" / "smollm2-135m-instruct-q4_1" / "pubmedqa.jsonl"
 
 
 def recipe(name: str) -> str:
-    """The fenced code block right after `<!-- recipe: name -->` in the README."""
-    found = re.search(rf"<!-- recipe: {name} -->\n```\w+\n(.*?)```", README.read_text(encoding="utf-8"),
-                      re.DOTALL)
-    assert found, f"README has no recipe {name!r}"
-    return found.group(1)
+    """The fenced code block right after `<!-- recipe: name -->` in the README or a docs page."""
+    pattern = rf"<!-- recipe: {name} -->\n```\w+\n(.*?)```"
+    found = [match.group(1) for page in MANUAL
+             for match in re.finditer(pattern, page.read_text(encoding="utf-8"), re.DOTALL)]
+    assert found, f"neither README.md nor docs/ has a recipe {name!r}"
+    assert len(set(found)) == 1, f"recipe {name!r} is written twice, differently"
+    return found[0]
 
 
 def scripted_answer(request: ChatRequest, answer: str = "yes", confidence: int = 90) -> str:

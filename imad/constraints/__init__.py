@@ -64,7 +64,7 @@ from imad.constraints.kinds import (
 )
 from imad.constraints.rows import Items, describe, show
 
-# --- bounds shared by several tables (README "Limits") ------------------------------------------
+# --- bounds shared by several tables (docs/reference/cli.md and settings.md) -----------------------
 
 MAX_SEED = 2**31 - 1
 """Seeds fit llama.cpp's uint32 even after a debate adds 1000·round + agent to them."""

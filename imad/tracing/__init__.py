@@ -14,7 +14,7 @@ When tracing is on:
   explicit exporter or endpoint nothing is exported (the spec's default, OTLP to localhost,
   would log a failed export every few seconds on every machine without a collector).
 
-Spans (names and attributes are the README's "Traces" table):
+Spans (names and attributes are the "Traces" table of docs/reference/metrics.md):
 `imad.request` (server) → `imad.answer` (Pipeline.answer) → `chat {model}` (the self-critique,
 GenAI conventions), `imad.decision` (RouterDecision fields) → `imad.features`, and `imad.debate`
 → `imad.debate.round` (one per round) → `chat {model}` (each debate call, timed from its

@@ -8,9 +8,10 @@ batch processor, the span limits, the exporter's endpoint, headers, compression 
 certificates); every value it would refuse with a traceback, overflow on or silently ignore or
 replace is checked first (`ENVIRONMENT`, `check_environment`), as a ConfigError naming it.
 
-Read by nothing in imad, so never checked (documented in README): OTEL_PROPAGATORS (imad does
-not propagate context to the upstream), OTEL_METRICS_EXPORTER and OTEL_LOGS_EXPORTER (imad
-exports traces only; metrics are Prometheus's), and OTEL_PYTHON_* (auto-instrumentation's).
+Read by nothing in imad, so never checked (documented in docs/reference/metrics.md):
+OTEL_PROPAGATORS (imad does not propagate context to the upstream), OTEL_METRICS_EXPORTER
+and OTEL_LOGS_EXPORTER (imad exports traces only; metrics are Prometheus's), and OTEL_PYTHON_*
+(auto-instrumentation's).
 """
 
 from __future__ import annotations

@@ -203,8 +203,8 @@ def test_tau_zero_keeps_scored_answers_but_escalates_an_unparsed_one(serve):
     assert (info["tau"], info["parse_status"], info["escalated"], info["p"]) == (0.0, "unparsed", True, None)
     promise = "τ = 0 turns off the router's score threshold, not the fail-safe rule"
     assert promise in model_names.__doc__
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    assert "an unparsed self-critique still escalates" in readme
+    manual = (REPO_ROOT / "docs" / "reference" / "http-api.md").read_text(encoding="utf-8")
+    assert "an unparsed self-critique still escalates" in manual
 
 
 def test_client_gone_mid_body_is_one_log_line_without_traceback(serve, logs):
