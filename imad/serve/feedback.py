@@ -18,8 +18,7 @@ from typing import Any
 from imad.decision_log.labels import Label, parse_label
 from imad.decision_log.writer import DecisionLog
 from imad.errors import DatasetError, DecisionLogError, ServeError, UnknownDecisionError
-from imad.json_lines import json_type
-from imad.jsonio import UntrustedJSONError, loads_untrusted
+from imad.serve.json_body import json_object_body
 
 FEEDBACK_MAX_BYTES = 4096
 """Largest feedback body: an id of at most 256 characters and three small fields fit 16 times."""
@@ -27,13 +26,7 @@ FEEDBACK_MAX_BYTES = 4096
 
 def feedback_label(body: bytes) -> Label:
     """The label in a feedback body, or ServeError 400 saying what is wrong with it."""
-    try:
-        payload = loads_untrusted(body, max_bytes=max(len(body), 1))
-    except UntrustedJSONError as error:
-        raise ServeError(400, f"the feedback body is not valid JSON: {error}", code="invalid_json") from None
-    if not isinstance(payload, dict):
-        raise ServeError(400, f"the feedback body must be a JSON object, got a JSON {json_type(payload)}",
-                         code="invalid_json")
+    payload = json_object_body(body, "the feedback body")
     try:
         return parse_label(payload, default_source="user")
     except DatasetError as error:

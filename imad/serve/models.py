@@ -33,8 +33,8 @@ from pydantic import (
 
 from imad.decide import schema
 from imad.errors import ServeError
-from imad.jsonio import UntrustedJSONError, loads_untrusted
 from imad.question import TaskType
+from imad.serve.json_body import json_object_body
 from imad.serve.strict import strict_json
 
 if TYPE_CHECKING:
@@ -87,14 +87,8 @@ class ChatCompletionRequest(BaseModel):
 
 def parse_chat_request(body: bytes) -> ChatCompletionRequest:
     """The request in `body`, or ServeError 400 saying which field is wrong and why."""
-    try:
-        # the size limit is limits.py's; lone surrogates are refused per field (invalid_question)
-        payload = loads_untrusted(body, max_bytes=max(len(body), 1), check_strings=False)
-    except UntrustedJSONError as error:
-        raise ServeError(400, f"the request body is not valid JSON: {error}", code="invalid_json") from None
-    if not isinstance(payload, dict):
-        raise ServeError(400, f"the request body must be a JSON object, got {type(payload).__name__}",
-                         code="invalid_json")
+    # the size limit is limits.py's; lone surrogates are refused per field (invalid_question)
+    payload = json_object_body(body, "the request body", check_strings=False)
     try:
         request = ChatCompletionRequest.model_validate(payload)
     except ValidationError as error:

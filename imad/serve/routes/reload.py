@@ -19,7 +19,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from imad.errors import ServeError
-from imad.jsonio import UntrustedJSONError, loads_untrusted
+from imad.serve.json_body import json_object_body
 from imad.serve.limits import read_body
 from imad.serve.reload_board import reload_here
 from imad.serve.routes.state import Server
@@ -34,14 +34,8 @@ def router_spec(body: bytes) -> str | None:
     """The router a reload body names (None: the start-up one); ServeError 400 saying why not."""
     if not body.strip():
         return None
-    try:
-        payload = loads_untrusted(body, max_bytes=MAX_BODY_BYTES)
-    except UntrustedJSONError as error:
-        raise ServeError(400, f"the reload body is not valid JSON: {error}", code="invalid_json") from None
-    if not isinstance(payload, dict):
-        raise ServeError(400, "the reload body must be a JSON object such as "
-                              f'{{"router": "imad-router-v2"}}, got {type(payload).__name__}',
-                         code="invalid_json")
+    payload = json_object_body(body, "the reload body", max_bytes=MAX_BODY_BYTES,
+                               example='{"router": "imad-router-v2"}')
     unknown = sorted(set(payload) - {"router"})
     if unknown:
         raise ServeError(400, f"unknown reload field(s) {', '.join(map(repr, unknown))}; the only "
