@@ -36,7 +36,8 @@ logger = logging.getLogger("imad.shadow")
 
 RATE_FLAG = "--shadow-debate-rate"
 SEED_FLAG = "--shadow-seed"
-MAX_SHADOW_SEED = 2**63 - 1
+MAX_SHADOW_SEED = 2**32 - 1
+"""numpy's seed range, as the training record's split_seed: a count past it is refused."""
 SHADOW_ONLY = "applies to shadow mode, which --shadow turns on: add --shadow or drop this flag"
 MAX_SHADOW_QUEUE = 100_000
 MAX_SHADOW_WORKERS = 64
@@ -60,8 +61,8 @@ class ShadowSampler:
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) \
                 or not 0.0 <= rate <= 1.0:
             raise ConfigError(RATE_FLAG, f"must be a number in [0, 1], got {rate!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-            raise ConfigError("seed", f"must be an integer in [0, 2**63), got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SHADOW_SEED:
+            raise ConfigError("seed", f"must be an integer in [0, 2**32), got {seed!r}")
         self.rate = float(rate)
         self.seed = seed
 

@@ -35,7 +35,7 @@ def add_shadow_arguments(parser: argparse.ArgumentParser, *, serving: bool) -> N
 
 
 def shadow_from_args(args: argparse.Namespace) -> tuple[bool, float, int]:
-    """(shadow, rate, seed) from the flags, checked: a rate in [0, 1], a seed in [0, 2**63),
+    """(shadow, rate, seed) from the flags, checked: a rate in [0, 1], a seed in [0, 2**32),
     neither without --shadow (ConfigError naming the flag)."""
     rate = 0.0 if args.shadow_debate_rate is None else parse_text(args.shadow_debate_rate, RATE, RATE_FLAG)
     seed = 0 if args.shadow_seed is None else parse_text(args.shadow_seed, SEED, SEED_FLAG)

@@ -31,6 +31,7 @@ from typing import Any
 from imad.atomic_file import write_atomic
 from imad.errors import ServeError
 from imad.file_lock import held_lock
+from imad.jsonio import loads_untrusted
 from imad.serve.reload import ServingRouters
 
 POLL_S = 0.2
@@ -54,8 +55,8 @@ class ReloadBoard:
     def read(self) -> dict[str, Any] | None:
         """The latest record, or None before the first reload (or when it cannot be read)."""
         try:
-            record = json.loads(self.path.read_bytes())
-        except (OSError, ValueError):
+            record = loads_untrusted(self.path.read_bytes())
+        except (OSError, ValueError):  # UntrustedJSONError is a ValueError
             return None
         return record if isinstance(record, dict) and isinstance(record.get("generation"), int) else None
 
