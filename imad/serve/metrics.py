@@ -2,15 +2,17 @@
 
 What an operator of a router must see: requests by model name and status code, decisions by
 outcome (`imad.serve.outcomes`: every request that reached the pipeline in exactly one), the
-router's score, τ and the realized trigger rate of each budget, tokens by phase, upstream call
-latency and errors, queue depth and in-flight pipelines. Names follow Prometheus conventions
-(`imad_…_total` counters, `_seconds` in base units).
+router's score, τ, the realized and the target trigger rate and the window of each budget,
+tokens by phase, upstream call latency and errors, queue depth and in-flight pipelines. Names
+follow Prometheus conventions (`imad_…_total` counters, `_seconds` in base units).
 
 Each app owns a private `CollectorRegistry`, so several apps in one process (tests, notebooks)
 do not collide. Under `imad serve --workers N` the parent sets `PROMETHEUS_MULTIPROC_DIR`
 before the workers start; prometheus_client then keeps every value in files there and
 `/metrics` of any worker reports the sum over all of them (gauges: live processes' sum for the
-queue and in-flight, one series per process for the per-process budgets).
+queue and in-flight, one series per process for the per-process budgets' τ and realized rate,
+the largest for the budgets' target and window, which every worker sets to the same flags, so
+two workers report the target once instead of twice it).
 
 The directory must hold only this run's files (prometheus_client sums whatever it finds there),
 so `imad serve` makes a new one per run, or, when PROMETHEUS_MULTIPROC_DIR names one, checks
@@ -147,6 +149,13 @@ class ServerMetrics:
         self.trigger_rate = Gauge("imad_budget_realized_trigger_rate", "Share of escalated answers "
                                   "in the budget's window", ["model"], registry=registry,
                                   multiprocess_mode="all")
+        self.target_rate = Gauge("imad_budget_target_trigger_rate", "Share of answers the trigger "
+                                 "budget of a model name aims to escalate (--target-trigger-rate)",
+                                 ["model"], registry=registry, multiprocess_mode="max")
+        self.budget_window = Gauge("imad_budget_window_answers", "Answers in the trigger budget's "
+                                   "window, over which τ and the realized rate are taken "
+                                   "(--budget-window)", ["model"], registry=registry,
+                                   multiprocess_mode="max")
         self.tokens = Counter("imad_tokens", "LLM tokens spent, by phase and kind",
                               ["phase", "kind"], registry=registry)
         self.upstream_latency = Histogram("imad_upstream_request_duration_seconds", "Duration of "
@@ -224,10 +233,21 @@ class ServerMetrics:
             self.tokens.labels(phase=phase, kind="prompt").inc(call["prompt_tokens"])
             self.tokens.labels(phase=phase, kind="completion").inc(call["completion_tokens"])
 
+    def set_budget_targets(self, names: Iterable[str], target_rate: float, window: int) -> None:
+        """The target and window a trigger budget of each model name in `names` holds (at start:
+        the names /v1/models lists; a name seen later gets its own with `observe_budgets`)."""
+        for name in names:
+            label = self.model_label(name)
+            self.target_rate.labels(model=label).set(target_rate)
+            self.budget_window.labels(model=label).set(window)
+
     def observe_budgets(self, budgets: dict[str, dict[str, Any]]) -> None:
-        """τ and the realized rate of each budget (`BudgetBook.stats()`)."""
+        """τ, the realized rate, the target and the window of each budget (`BudgetBook.stats()`)."""
         for name, stats in budgets.items():
             label = self.model_label(name)
+            if stats.get("target_rate") is not None:
+                self.target_rate.labels(model=label).set(stats["target_rate"])
+                self.budget_window.labels(model=label).set(stats["window"])
             if stats.get("threshold") is not None:
                 self.tau.labels(model=label).set(stats["threshold"])
             if stats.get("realized_rate") is not None:

@@ -15,7 +15,9 @@ watchdog's lane does while a replaced scoring process warms up) and its own scor
 take over once warm, a second swap of the same router: starting one loads spaCy, 12 s of the
 12.5 s a reload took on a loaded 2-core machine (benchmarks/README.md). Reloads are one at a
 time; the trigger budgets keep their state (their book only learns the new checkpoint's τ, the
-warm-up τ of a model name seen for the first time).
+warm-up τ of a model name seen for the first time) and their target and window, so the
+`imad_budget_target_trigger_rate` and `imad_budget_window_answers` the server set at start stay
+as they are: a reload changes the checkpoint, never the budget's flags.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from imad.serve.factory import WARM_UP_RESPONSE, PipelineFactory
 from imad.serve.limits import AdmissionQueue
 from imad.serve.logs import log_event
 from imad.serve.metrics import ServerMetrics
-from imad.serve.model_names import ModelChoice
+from imad.serve.model_names import ModelChoice, listed_model_names
 from imad.serve.outcomes import CANCELLED, FAILED, TIMED_OUT, decision_outcome
 from imad.serve.reload import Generation, RouterIdentity, ServingRouters
 from imad.serve.scoring_process import SCORE_DEADLINE_S, ScoringProcesses
@@ -55,6 +55,9 @@ class PipelineRunner:
         self.metrics = metrics or ServerMetrics()
         self.budgets = (None if settings.target_trigger_rate is None else BudgetBook(
             settings.target_trigger_rate, settings.budget_window, factory.router))
+        if self.budgets is not None:  # the dashboard's target line is there before any request
+            self.metrics.set_budget_targets(listed_model_names(), self.budgets.target_rate,
+                                            self.budgets.window)
         self.timeout_s = settings.request_timeout_s
         self.limiter = AdmissionQueue(settings.max_concurrency, settings.queue_limit,
                                       settings.queue_timeout_s, settings.retry_after_s)

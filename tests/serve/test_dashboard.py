@@ -19,8 +19,10 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from imad.cli.main import main
+from imad.routing_options import DEFAULT_BUDGET_WINDOW
 from imad.serve.dashboard import IMPORT_INPUT, dashboard
-from imad.serve.metrics import ServerMetrics
+from imad.serve.metrics import ServerMetrics, sample_values
+from imad.serve.model_names import listed_model_names
 from tests.conftest import REPO_ROOT
 from tests.support.promql_names import Exported, PromQLError, Query, parse, problems
 from tests.support.serve_process import ServeProcess, upstream_stub
@@ -49,7 +51,8 @@ def driven_metrics() -> str:
     metrics = ServerMetrics()
     metrics.count_request("imad", 200)
     metrics.count_outcome("imad", "escalated_ood", 0.2)
-    metrics.observe_budgets({"imad": {"threshold": 0.6, "realized_rate": 0.25}})
+    metrics.observe_budgets({"imad": {"threshold": 0.6, "realized_rate": 0.25, "target_rate": 0.2,
+                                      "window": 500}})
     metrics.observe_upstream_call(0.1, TimeoutError())
     metrics.observe_score_batch(4, RuntimeError())
     metrics.count_decision_log("written", 1)
@@ -59,6 +62,17 @@ def driven_metrics() -> str:
     metrics.count_shadow_debate("run", 1)
     metrics.count_reload("ok")
     return generate_latest(metrics.registry).decode()
+
+
+def test_the_escalation_panel_draws_the_target_the_server_exports():
+    """The target line is the server's own --target-trigger-rate, not a value typed into the
+    dashboard (no variable but the data source is left)."""
+    board = dashboard()
+    [panel] = [panel for panel in board["panels"] if panel["title"] == "Escalation rate against the target"]
+    drawn = {name for target in panel["targets"] for name in parse(target["expr"]).metrics}
+    assert drawn == {"imad_decisions_total", "imad_budget_realized_trigger_rate",
+                     "imad_budget_target_trigger_rate"}
+    assert [variable["name"] for variable in board["templating"]["list"]] == ["datasource"]
 
 
 def test_every_panel_queries_what_the_registry_exports():
@@ -137,7 +151,8 @@ def test_print_dashboard_imports_no_server_dependency():
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_every_panel_queries_what_a_live_server_exports(workers, tmp_path):
     """A real `imad serve` (scoring process, trigger budget, decision log; one process, or two
-    workers whose values prometheus_client sums from files) after a few answered requests."""
+    workers whose values prometheus_client sums from files) after a few answered requests; the
+    budget's target is exported once per model name whatever the number of workers."""
     pytest.importorskip("fastapi")
     pytest.importorskip("spacy")
     from tests.router.router_helpers import make_router
@@ -160,3 +175,8 @@ def test_every_panel_queries_what_a_live_server_exports(workers, tmp_path):
     assert check(dashboard(), text, QUIET) == []
     assert {"code", "model"} <= exported.labels["imad_requests_total"]
     assert {"model"} <= exported.labels["imad_budget_tau"]
+    # every worker sets the same target: one series per model name (not one per worker, nor their sum)
+    for family, value in (("imad_budget_target_trigger_rate", 0.5),
+                          ("imad_budget_window_answers", DEFAULT_BUDGET_WINDOW)):
+        assert sorted(sample_values(text, family), key=str) == [
+            ({"model": name}, value) for name in sorted(listed_model_names())]

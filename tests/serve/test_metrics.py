@@ -6,12 +6,14 @@ from dataclasses import replace
 
 import httpx
 import pytest
+from prometheus_client import values as values_module
 
 from imad.decide.decision import non_finite_decision, unparsed_decision
 from imad.decide.policy import FixedThreshold
 from imad.pipeline import Pipeline
 from imad.serve import ServeSettings
-from imad.serve.metrics import ModelLabels, sample_values
+from imad.serve.metrics import MULTIPROCESS_ENV, ModelLabels, ServerMetrics, sample_values
+from imad.serve.model_names import listed_model_names
 from imad.serve.outcomes import DECISION_OUTCOMES, OUTCOMES, decision_outcome
 from tests.serve.conftest import API_KEY
 from tests.support.serving import echo_chat, echo_factory, tagged_question
@@ -62,13 +64,73 @@ def test_metrics_public_serves_them_without_the_key(start_server):
     assert response.status_code == 200 and "imad_decisions_total" in response.text
 
 
-def test_budgets_export_tau_and_the_realized_rate(start_server):
-    server = start_server(ServeSettings(api_key=API_KEY, target_trigger_rate=0.5, budget_window=10))
+def scrape(server) -> str:
+    return httpx.get(metrics_url(server), headers={"Authorization": f"Bearer {API_KEY}"}).text
+
+
+def test_budgets_export_tau_the_realized_rate_the_target_and_the_window(start_server):
+    server = start_server(ServeSettings(api_key=API_KEY, target_trigger_rate=0.3, budget_window=10))
+    listed = {(("model", name),) for name in listed_model_names()}
+    before = scrape(server)  # the target is there before any request; τ comes with the first
+    assert values(before, "imad_budget_target_trigger_rate") == dict.fromkeys(listed, 0.3)
+    assert values(before, "imad_budget_window_answers") == dict.fromkeys(listed, 10)
+    assert values(before, "imad_budget_tau") == {}
     for index in range(3):
         assert ask(server, "imad-acemad", index).status_code == 200
-    text = httpx.get(metrics_url(server), headers={"Authorization": f"Bearer {API_KEY}"}).text
-    assert set(values(text, "imad_budget_tau")) == {(("model", "imad-acemad"),)}
+    assert ask(server, "imad-svrmad-0.4", 3).status_code == 200  # a name with its own budget
+    text = scrape(server)
+    assert set(values(text, "imad_budget_tau")) == {(("model", "imad-acemad"),),
+                                                    (("model", "imad-svrmad-0.4"),)}
     assert 0.0 <= values(text, "imad_budget_realized_trigger_rate")[(("model", "imad-acemad"),)] <= 1.0
+    suffixed = (("model", "imad-svrmad-0.4"),)
+    assert values(text, "imad_budget_target_trigger_rate") == dict.fromkeys(listed | {suffixed}, 0.3)
+    assert values(text, "imad_budget_window_answers") == dict.fromkeys(listed | {suffixed}, 10)
+
+
+def test_a_reload_keeps_the_budget_target(start_server, tmp_path):
+    """A reload changes the checkpoint, not the budget: the target and window stay exported."""
+    from tests.router.router_helpers import make_router
+
+    settings = ServeSettings(api_key=API_KEY, target_trigger_rate=0.3, budget_window=10)
+    server = start_server(settings, echo_factory(router=make_router(seed=3)))
+    checkpoint = make_router(seed=4).save(tmp_path / "next")
+    response = httpx.post(f"{server.base_url}/imad/admin/reload", json={"router": str(checkpoint)},
+                          headers={"Authorization": f"Bearer {API_KEY}"}, timeout=120)
+    assert response.status_code == 200, response.text
+    assert ask(server, "imad-0.7", 1).status_code == 200  # a name first seen after the reload
+    text = scrape(server)
+    assert values(text, "imad_router_reloads_total")[(("result", "ok"),)] == 1
+    names = {*listed_model_names(), "imad-0.7"}
+    assert values(text, "imad_budget_target_trigger_rate") == {(("model", n),): 0.3 for n in names}
+    assert values(text, "imad_budget_window_answers") == {(("model", n),): 10 for n in names}
+
+
+def test_without_a_budget_no_target_is_exported(start_server):
+    server = start_server()
+    assert ask(server, "imad", 1).status_code == 200
+    text = scrape(server)
+    assert "# TYPE imad_budget_target_trigger_rate gauge" in text  # the family, with no sample
+    for family in ("imad_budget_target_trigger_rate", "imad_budget_window_answers", "imad_budget_tau"):
+        assert values(text, family) == {}
+
+
+def test_two_workers_report_the_target_once_and_tau_per_process(tmp_path, monkeypatch):
+    """Under --workers every process sets the same target: prometheus_client's multiprocess
+    collector keeps the largest (one series, no `pid`), not the sum; τ stays one per process."""
+    monkeypatch.setenv(MULTIPROCESS_ENV, str(tmp_path))
+    workers = []
+    for pid, tau in ((101, 0.4), (102, 0.6)):  # two processes' value files, as two workers write them
+        monkeypatch.setattr(values_module, "ValueClass", values_module.MultiProcessValue(lambda pid=pid: pid))
+        metrics = ServerMetrics()
+        metrics.set_budget_targets(["imad"], 0.25, 40)
+        metrics.observe_budgets({"imad": {"threshold": tau, "realized_rate": 0.2, "target_rate": 0.25,
+                                          "window": 40}})
+        workers.append(metrics)
+    text = workers[0].render()[0].decode()
+    assert values(text, "imad_budget_target_trigger_rate") == {(("model", "imad"),): 0.25}
+    assert values(text, "imad_budget_window_answers") == {(("model", "imad"),): 40}
+    assert values(text, "imad_budget_tau") == {(("model", "imad"), ("pid", "101")): 0.4,
+                                               (("model", "imad"), ("pid", "102")): 0.6}
 
 
 def test_health_shows_both_concurrency_limits_and_the_queue(start_server):
