@@ -38,6 +38,8 @@ def test_300_requests_at_concurrency_16_are_all_answered_and_counted(start_serve
     server = start_server(ServeSettings(max_concurrency=8, api_key="k"), scoring_processes=2)
     report = run_load(server.base_url, n=300, concurrency=16, api_key="k")
     print(report.summary())
+    assert not report.timeouts, f"no response within 60 s to {report.timeouts}; threads then:\n" \
+                                f"{report.stacks_at_first_timeout}"
     sent = report.n + report.retries_429
     assert not [status for status in report.statuses if status >= 500]
     assert report.answered == 300 and report.wrong_answers == [] and report.duplicated_ids == 0
@@ -73,6 +75,7 @@ def test_a_full_queue_refuses_with_429_and_every_request_is_answered_once(start_
                           echo_factory(ScriptedChat(held_echo)))
     report = run_load(server.base_url, n=40, concurrency=16, models=("imad-svrmad-0",), api_key="k")
     print(report.summary())
+    assert not report.timeouts, report.stacks_at_first_timeout
     assert dict(report.statuses) == {200: 40} and report.retries_429 > 0
     assert report.wrong_answers == [] and report.duplicated_ids == 0
     text = scrape(server, "k")

@@ -11,8 +11,10 @@ import asyncio
 import json
 import re
 import statistics
+import sys
 import threading
 import time
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -89,6 +91,11 @@ class LoadReport:
     retries_429: int = 0
     wrong_answers: list[int] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
+    timeouts: list[int] = field(default_factory=list)
+    """Requests the client gave up on (no response within its timeout)."""
+    stacks_at_first_timeout: str = ""
+    """Every thread of this process (the in-process server's too) when the first one timed
+    out: where a wedged request was stuck, for the failure report."""
 
     @property
     def answered(self) -> int:
@@ -105,7 +112,8 @@ class LoadReport:
     def summary(self) -> str:
         return (f"{self.n} requests, concurrency {self.concurrency}: {self.answered} answered, "
                 f"statuses {dict(self.statuses)}, 429 retries {self.retries_429}, "
-                f"wrong answers {len(self.wrong_answers)}, duplicated ids {self.duplicated_ids}\n"
+                f"wrong answers {len(self.wrong_answers)}, duplicated ids {self.duplicated_ids}, "
+                f"client timeouts {len(self.timeouts)}\n"
                 f"p50 {self.percentile_ms(0.50):.1f} ms, p99 {self.percentile_ms(0.99):.1f} ms, "
                 f"mean {1000 * statistics.fmean(self.latencies_s):.1f} ms, "
                 f"{self.answered / self.wall_s:.1f} requests/s ({self.wall_s:.2f} s wall)")
@@ -135,12 +143,11 @@ def run_load(base_url: str, *, n: int = 200, concurrency: int = 16,
                     body = {"model": models[index % len(models)],
                             "messages": [{"role": "user", "content": tagged_question(index)}]}
                     started = time.perf_counter()
-                    for _ in range(max_429_retries + 1):
-                        response = await client.post("/chat/completions", json=body)
-                        if response.status_code != 429:
-                            break
-                        report.retries_429 += 1
-                        await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+                    response = await post_retrying_429(client, body, report, max_429_retries)
+                    if response is None:  # the client gave up waiting
+                        report.timeouts.append(index)
+                        report.stacks_at_first_timeout = report.stacks_at_first_timeout or thread_stacks()
+                        continue
                     report.statuses[response.status_code] += 1
                     if response.status_code != 200:
                         continue
@@ -157,3 +164,27 @@ def run_load(base_url: str, *, n: int = 200, concurrency: int = 16,
         return report
 
     return asyncio.run(main())
+
+
+async def post_retrying_429(client: httpx.AsyncClient, body: dict, report: LoadReport,
+                            max_retries: int) -> httpx.Response | None:
+    """The final response to `body` (each 429 counted in `report` and, up to `max_retries`
+    times, retried after its Retry-After), or None when the client's timeout passed first."""
+    for attempt in range(max_retries + 1):
+        try:
+            response = await client.post("/chat/completions", json=body)
+        except httpx.TimeoutException:
+            return None
+        if response.status_code != 429:
+            return response
+        report.retries_429 += 1
+        if attempt < max_retries:
+            await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+    return response
+
+
+def thread_stacks() -> str:
+    """The current stack of every thread of this process, each under its name."""
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    return "\n".join(f"--- thread {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame))
+                     for ident, frame in sys._current_frames().items())
