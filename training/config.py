@@ -66,20 +66,21 @@ class FitConfig:
     epochs: int = 50
     batch_size: int = 64
     learning_rate: float = 1e-3
-    width: int = 200
-    depth: int = 6
-    dropout: float = 0.2
-    confidence_clip: float = 0.01
+    # The network's and the loss's defaults are theirs (SPEC §5), read off their configs.
+    width: int = RouterNetConfig.width
+    depth: int = RouterNetConfig.depth
+    dropout: float = RouterNetConfig.dropout
+    confidence_clip: float = RouterNetConfig.confidence_clip
     loss: str = "focuscal"
-    alpha0: float = 2.0
-    alpha1: float = 1.0
+    alpha0: float = FocusCalConfig.alpha0
+    alpha1: float = FocusCalConfig.alpha1
     class_balanced_alpha: bool = False
     """Replace α0/α1 by inverse class frequencies of the training split (recorded)."""
-    gamma: float = 2.0
-    tau: float = 0.7
-    lambda_cp: float = 6.0
-    mu_ece: float = 5.0
-    ece_bins: int = 15
+    gamma: float = FocusCalConfig.gamma
+    tau: float = FocusCalConfig.tau
+    lambda_cp: float = FocusCalConfig.lambda_cp
+    mu_ece: float = FocusCalConfig.mu_ece
+    ece_bins: int = FocusCalConfig.n_bins
     select_epoch: str = "best"
     """Export the epoch with the lowest validation FocusCal ("best") or the final one ("last")."""
     early_stopping: bool = False
@@ -140,7 +141,8 @@ class FitConfig:
         if self.feature_schema not in features.SCHEMA_VERSIONS:
             self._fail("feature_schema", f"unknown feature schema {self.feature_schema}; "
                        f"choose one of {list(features.SCHEMA_VERSIONS)}")
-        if self.class_balanced_alpha and (self.alpha0, self.alpha1) != (2.0, 1.0):
+        if self.class_balanced_alpha and \
+                (self.alpha0, self.alpha1) != (FocusCalConfig.alpha0, FocusCalConfig.alpha1):
             self._fail(
                 "class_balanced_alpha",
                 "computes α0/α1 from the class counts; do not also set --alpha0/--alpha1",
@@ -242,31 +244,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", help=f"checkpoint directory (default: {DEFAULT_OUTPUT})")
     parser.add_argument("--run-dir", dest="run_dir", help="logs and resolved config")
     _bool_flag(parser, "export", "export the checkpoint (default: on)")
-    for name, kind, help_text in (
-        ("seed", int, "seed_everything seed (default 42)"),
-        ("split_seed", int, "seed of the stratified split (default 42)"),
-        ("validation_fraction", float, "share of rows held out (default 0.2)"),
-        ("epochs", int, "maximum epochs (default 50)"),
-        ("batch_size", int, "rows per batch (default 64)"),
-        ("learning_rate", float, "Adam learning rate (default 1e-3)"),
-        ("width", int, "hidden units per layer (default 200)"),
-        ("depth", int, "encoder blocks (default 6)"),
-        ("dropout", float, "dropout rate (default 0.2)"),
-        ("confidence_clip", float, "conf_initial clipped to [c, 1-c] (default 0.01)"),
-        ("alpha0", float, "focal weight of wrong answers (default 2)"),
-        ("alpha1", float, "focal weight of right answers (default 1)"),
-        ("gamma", float, "focal exponent (default 2)"),
-        ("tau", float, "threshold τ of the penalty and of the decision (default 0.7)"),
-        ("lambda_cp", float, "weight λ of the confidence penalty (default 6)"),
-        ("mu_ece", float, "weight μ of the ECE term (default 5)"),
-        ("ece_bins", int, "ECE bins (default 15)"),
-        ("patience", int, "early-stopping patience in epochs (default 10)"),
-        ("num_workers", int, "DataLoader workers (default 0)"),
-        ("threads", int, "torch CPU threads (default 1; 0: torch's default)"),
-        ("feature_schema", int, "feature schema to train on (default "
-                                f"{features.FEATURE_SCHEMA_VERSION}; 1 reproduces v1 routers)"),
-    ):
-        parser.add_argument(flag(name), dest=name, type=kind, help=help_text)
+    defaults = {item.name: item.default for item in fields(FitConfig)}
+    for name, kind, meaning in (
+        ("seed", int, "seed_everything seed"),
+        ("split_seed", int, "seed of the stratified split"),
+        ("validation_fraction", float, "share of rows held out"),
+        ("epochs", int, "maximum epochs"),
+        ("batch_size", int, "rows per batch"),
+        ("learning_rate", float, "Adam learning rate"),
+        ("width", int, "hidden units per layer"),
+        ("depth", int, "encoder blocks"),
+        ("dropout", float, "dropout rate"),
+        ("confidence_clip", float, "conf_initial clipped to [c, 1-c]"),
+        ("alpha0", float, "focal weight of wrong answers"),
+        ("alpha1", float, "focal weight of right answers"),
+        ("gamma", float, "focal exponent"),
+        ("tau", float, "threshold τ of the penalty and of the decision"),
+        ("lambda_cp", float, "weight λ of the confidence penalty"),
+        ("mu_ece", float, "weight μ of the ECE term"),
+        ("ece_bins", int, "ECE bins"),
+        ("patience", int, "early-stopping patience in epochs"),
+        ("num_workers", int, "DataLoader workers"),
+        ("threads", int, "torch CPU threads, 0 for torch's default"),
+        ("feature_schema", int, "feature schema to train on; 1 reproduces v1 routers"),
+    ):  # the default in each help is the field's own, so the two cannot disagree
+        parser.add_argument(flag(name), dest=name, type=kind,
+                            help=f"{meaning} (default {defaults[name]:g})")
     parser.add_argument("--loss", choices=sorted(LOSSES), help="objective (default focuscal)")
     parser.add_argument("--select-epoch", dest="select_epoch", choices=SELECTIONS,
                         help="export the best-validation or the last epoch (default best)")

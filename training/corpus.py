@@ -108,14 +108,25 @@ class CorpusSummary:
         """Questions whose call produced no answer this run (the next run retries them)."""
         return self.failures.get("llm_error", 0)
 
+    @property
+    def failed(self) -> int:
+        return self.answered - self.parsed
+
+    @property
+    def labelled(self) -> int:
+        return self.parsed - self.unlabelled
+
+    @property
+    def accuracy(self) -> float:
+        """Share of the parsed answers with a gold answer that are right (0 before any)."""
+        return self.correct / self.labelled if self.labelled else 0.0
+
     def lines(self) -> list[str]:
-        labelled = self.parsed - self.unlabelled
-        accuracy = self.correct / labelled if labelled else 0.0
-        failed = self.answered - self.parsed
+        failed = self.failed
         return [
             f"answered {self.answered}, parsed {self.parsed}, failed {failed} "
             f"({failed / max(self.answered, 1):.1%}: {self.failures or 'none'})",
-            f"accuracy of kept answers {accuracy:.1%} ({self.correct}/{labelled}"
+            f"accuracy of kept answers {self.accuracy:.1%} ({self.correct}/{self.labelled}"
             + (f"; {self.unlabelled} without a gold answer)" if self.unlabelled else ")"),
             f"tokens: {self.prompt_tokens:,} prompt + {self.completion_tokens:,} completion",
         ]
@@ -151,8 +162,7 @@ def _build_locked(questions: Sequence[Question], critique: SelfCritique, path: P
             if on_record:
                 on_record(record)
             bar.update(1)
-            bar.set_postfix(acc=f"{summary.correct / max(summary.parsed - summary.unlabelled, 1):.2f}",
-                            failed=summary.answered - summary.parsed)
+            bar.set_postfix(acc=f"{summary.accuracy:.2f}", failed=summary.failed)
     finally:
         bar.close()
     return summary

@@ -52,6 +52,15 @@ Allowed = Constraint | None | tuple[Constraint | None, ...]
 Constraints = Mapping[str, Allowed]
 
 
+def _number_text(text: str, pattern: re.Pattern[str]) -> str:
+    """`text` stripped, when `pattern` reads it whole as a number of at most `_MAX_NUMBER_TEXT`
+    characters; else `Refused` (the one rule for a setting's number text, integer or real)."""
+    stripped = text.strip()
+    if len(stripped) > _MAX_NUMBER_TEXT or not pattern.fullmatch(stripped):
+        raise Refused
+    return stripped
+
+
 def _number(x: float) -> str:
     """A bound as people write it: 86400, 0.5, 1e-06 (never 1e+06 for a million)."""
     if isinstance(x, int) or (x.is_integer() and abs(x) < 1e15):
@@ -87,10 +96,7 @@ class Integer(Constraint):
         return number
 
     def parse(self, text: str) -> int:
-        stripped = text.strip()
-        if len(stripped) > _MAX_NUMBER_TEXT or not _INTEGER_TEXT.fullmatch(stripped):
-            raise Refused
-        return int(stripped)
+        return int(_number_text(text, _INTEGER_TEXT))
 
     def __str__(self) -> str:
         return "an integer" + _bounds(self.low, self.high, "both")
@@ -137,10 +143,7 @@ class Real(Constraint):
         return number
 
     def parse(self, text: str) -> float:
-        stripped = text.strip()
-        if len(stripped) > _MAX_NUMBER_TEXT or not _REAL_TEXT.fullmatch(stripped):
-            raise Refused
-        return float(stripped)
+        return float(_number_text(text, _REAL_TEXT))
 
     def __str__(self) -> str:
         kind = "a finite number" if self.finite else "a number"
