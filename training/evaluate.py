@@ -11,7 +11,10 @@ reused through the corpus cache (`<corpus-dir>/<model>/eval/<dataset>.jsonl`, se
 the router, the model's raw `confidence_initial` (DOWN-style), and a logistic regression on
 the 41 features fitted on the training split of the router's own training corpus. Reported per
 dataset and scorer: ECE (15 equal-width bins and adaptive), Brier, AUROC, trigger rate at the
-router's τ, accuracy of the kept answers; per dataset: parse-failure rate and accuracy.
+router's τ, accuracy of the kept answers, with 95% bootstrap intervals on ECE and AUROC, beside
+two references scored by the same code (random: a seeded uniform p; oracle: the labels as p);
+per dataset: parse-failure rate, accuracy, and the router's permutation importance on these
+answers. `--recalibrate N` adds every scorer's held-out numbers after `auto` on N labels.
 Outputs in `--out`: report.md, report.json (every number) and reliability-<dataset>.png.
 `--limit N` takes N questions per dataset: for the built-in datasets a seeded sample
 stratified by subject/task/category (`training.data.sampling`); for a generic file its first N.
@@ -92,9 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-feature-cache", dest="feature_cache", action="store_const",
                         const=None, help="always re-extract features")
     parser.add_argument("--recalibrate", type=ascii_int, default=None, metavar="N",
-                        help="also recalibrate p on N labelled answers of each dataset (platt, "
-                             "isotonic, temperature; prior shift without labels) and report the "
-                             "held-out ECE/Brier/AUROC over 20 seeded splits")
+                        help="also recalibrate p on N labelled answers of each dataset (auto, "
+                             "platt, isotonic, temperature; prior shift without labels) and report "
+                             "the held-out ECE/Brier/AUROC over 20 seeded splits, and every "
+                             "scorer's after auto")
     parser.add_argument("--no-progress", dest="progress", action="store_false")
     parser.add_argument("--json", action="store_true",
                         help="print the JSON report to stdout instead of the tables")

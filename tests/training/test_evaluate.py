@@ -22,6 +22,7 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 from imad.errors import CheckpointError, ConfigError, DatasetError
 from imad.llm.scripted import ScriptedChat
 from imad.question import Question
+from imad.router import Router
 from tests.router.router_helpers import make_router
 from training.data import load_questions
 from training.evaluate import evaluate, main
@@ -194,6 +195,44 @@ def test_several_datasets_parse_failures_and_the_training_overlap(workdir, route
     eces = [d["scorers"]["router"]["ece"] for d in datasets.values()]
     assert summary["ece"] == pytest.approx(np.mean(eces)) and summary["ece_datasets"] == 3
     assert "## Mean over datasets" in result.markdown
+
+
+def test_random_and_oracle_references_and_the_routers_importance(workdir, router_dir):
+    """Issue 35: the report places each scorer between a blind guess and perfection, computed
+    through the same metric code, and says which features the router leaned on here."""
+    gold = gold_of(str(QUESTIONS))
+    result = evaluate(config(workdir, "references", [str(QUESTIONS)]), model=scripted(gold))
+    data = result.document["datasets"]["questions"]
+    labels = np.array([a["label"] for a in data["answers"] if a["status"] == "ok"])
+    assert 0 < labels.sum() < labels.size  # both classes, so every AUROC is defined
+    oracle, random = data["scorers"]["oracle"], data["scorers"]["random"]
+    assert (oracle["auroc"], oracle["auroc_low"], oracle["auroc_high"]) == (1.0, 1.0, 1.0)
+    assert (oracle["ece"], oracle["ece_low"], oracle["ece_high"], oracle["brier"]) == (0.0, 0.0, 0.0, 0.0)
+    assert oracle["kept_accuracy"] == 1.0
+    random_p = np.array([a["p"]["random"] for a in data["answers"] if a["status"] == "ok"])
+    np.testing.assert_array_equal(random_p, np.random.default_rng(0).uniform(size=labels.size))
+    assert random["auroc"] == pytest.approx(roc_auc_score(labels, random_p))
+    assert random["auroc_low"] <= 0.5 <= random["auroc_high"]
+    assert random["ece_low"] <= random["ece"] <= random["ece_high"]
+    for name in ("router", "confidence_initial", "logistic_regression"):  # intervals everywhere
+        row = data["scorers"][name]
+        assert row["ece_low"] <= row["ece"] <= row["ece_high"]
+        assert row["auroc_low"] <= row["auroc"] <= row["auroc_high"]
+    assert data["scoreboard"]["pooled"]["oracle"]["auroc"] == 1.0
+    assert result.document["summary"]["oracle"]["ece"] == 0.0
+    importance = data["importance"]
+    router = Router.load(router_dir)
+    assert [row["feature"] for row in importance] != list(router.feature_names)  # sorted by drop
+    assert {row["feature"] for row in importance} == set(router.feature_names)
+    assert len(importance) == len(router.feature_names) == 41
+    drops = [row["auroc_drop"] for row in importance]
+    assert drops == sorted(drops, reverse=True) and all(np.isfinite(drops))
+    assert "| oracle (reference) | 0.000 [0.00, 0.00] |" in result.markdown
+    assert "| random (reference) |" in result.markdown
+    assert f"What the router leans on here (drop in its AUROC when one feature is shuffled, mean " \
+           f"of 5): {importance[0]['feature']} {drops[0]:+.3f}" in result.markdown
+    with Image.open(result.plots["questions"]) as image:  # the references are not drawn
+        assert image.size == PNG_SIZE
 
 
 def test_all_answers_wrong_gives_null_auroc_and_still_a_report(workdir, router_dir):

@@ -18,7 +18,7 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from training.evaluation.report import json_text, macro_summary, to_jsonable
-from training.evaluation.scoring import dataset_notes, scorer_metrics
+from training.evaluation.scoring import dataset_notes, reference_probabilities, scorer_metrics
 from training.metrics import adaptive_calibration_error, brier_score, expected_calibration_error
 
 
@@ -120,3 +120,21 @@ def test_a_handful_of_right_answers_gets_an_auroc_warning():
     (note,) = dataset_notes(labels, None)
     assert note.startswith("only 1 of 177 parsed answers are right")
     assert dataset_notes(np.array([1] * 10 + [0] * 10), None) == []
+
+
+def test_reference_scorers_random_at_chance_oracle_perfect():
+    rng = np.random.default_rng(5)
+    labels = (rng.uniform(size=200) < 0.25).astype(np.int64)  # a 135M model's MedQA accuracy
+    references = reference_probabilities(labels)
+    np.testing.assert_array_equal(references["random"], np.random.default_rng(0).uniform(size=200))
+    np.testing.assert_array_equal(reference_probabilities(labels)["random"], references["random"])
+    random = scorer_metrics(labels, references["random"], tau=0.5, n_questions=200)
+    assert random["auroc_low"] < 0.5 < random["auroc_high"] and abs(random["auroc"] - 0.5) < 0.1
+    assert random["auroc"] == pytest.approx(roc_auc_score(labels, references["random"]))
+    assert random["ece_low"] < random["ece"] < random["ece_high"]
+    assert 0.2 < random["ece"] < 0.35  # uniform p against ~25% right: a blind guess's gap
+    oracle = scorer_metrics(labels, references["oracle"], tau=0.5, n_questions=200)
+    assert oracle["auroc"] == 1.0 and (oracle["auroc_low"], oracle["auroc_high"]) == (1.0, 1.0)
+    assert oracle["ece"] == 0.0 and (oracle["ece_low"], oracle["ece_high"]) == (0.0, 0.0)
+    assert oracle["brier"] == 0.0 and oracle["kept_accuracy"] == 1.0
+    assert oracle["trigger_rate"] == pytest.approx(1 - labels.mean())  # it escalates every wrong one

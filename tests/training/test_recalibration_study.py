@@ -74,3 +74,35 @@ def test_report_on_the_committed_medqa_answers(tmp_path, capsys) -> None:
                                      "base_rate"}
     assert "recalibrated on 50 labelled answers" in (out / "report.md").read_text()
     assert "auto chose:" in (out / "report.md").read_text()
+    recalibrated = document["datasets"]["medqa"]["recalibrated"]
+    assert list(recalibrated["scorers"]) == ["router", "confidence_initial", "logistic_regression",
+                                             "random", "oracle"]
+    assert recalibrated["scorers"]["router"]["auto"] == study["methods"]["auto"]
+    assert recalibrated["scorers"]["oracle"]["zero_shot"]["ece_median"] == 0.0
+    assert "| oracle (reference) | 0.000 [0.00, 0.00] |" in (out / "report.md").read_text()
+
+
+def test_every_scorer_recalibrated_on_the_same_splits() -> None:
+    from training.evaluation.recalibration import recalibrated_scorers
+    from training.evaluation.scoring import reference_probabilities
+
+    scores, labels = _synthetic()
+    probabilities = {"router": scores, "logistic_regression": None, **reference_probabilities(labels)}
+    board = recalibrated_scorers(probabilities, labels, 30, splits=4, seed=5)
+    assert board["scorers"]["logistic_regression"] is None
+    study = recalibration_study(scores, labels, 30, training_prior=None, splits=4, seed=5)
+    for method in ("zero_shot", "auto"):
+        assert board["scorers"]["router"][method] == study["methods"][method]
+        values = []
+        for split in range(4):
+            order = np.random.default_rng([5, split]).permutation(scores.size)
+            fit, rest = order[:30], order[30:]
+            p = scores[rest] if method == "zero_shot" else \
+                fit_calibrator(scores[fit], labels[fit]).apply(scores[rest])
+            values.append(expected_calibration_error(labels[rest], p))
+        row = board["scorers"]["router"][method]
+        assert (row["ece_low"], row["ece_high"]) == pytest.approx(tuple(np.percentile(values, [2.5, 97.5])))
+    oracle = board["scorers"]["oracle"]
+    assert oracle["zero_shot"]["ece_median"] == 0.0 and oracle["zero_shot"]["auroc_median"] == 1.0
+    assert oracle["auto"]["auroc_median"] == 1.0 and oracle["auto"]["ece_median"] < 0.05
+    assert "base_rate" in board["scorers"]["random"]["auto_choices"]  # no signal: it counts

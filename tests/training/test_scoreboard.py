@@ -12,6 +12,8 @@ from sklearn.metrics import roc_auc_score
 from training.scoreboard import (
     _rank_auroc,
     auroc_interval,
+    ece_interval,
+    format_importance,
     format_scoreboard,
     permutation_importance,
     scoreboard,
@@ -75,3 +77,26 @@ def test_format_names_each_group_and_says_one_class() -> None:
                              [{"feature": "b", "auroc_drop": 0.2, "sd": 0.0}])
     assert "dataset=a (n=200)" in text and "n/a (one class)" in text
     assert "dataset=b (n=200)" in text and "what the router learned" in text and "b +0.200" in text
+
+
+def test_ece_interval_is_the_percentile_bootstrap_of_ece() -> None:
+    from training.metrics import expected_calibration_error
+
+    rng = np.random.default_rng(4)
+    y = (rng.uniform(size=150) < 0.3).astype(int)
+    p = rng.uniform(size=150)
+    rng = np.random.default_rng(0)  # the same draws, by hand
+    values = [expected_calibration_error(y[pick], p[pick])
+              for pick in (rng.integers(0, 150, 150) for _ in range(1000))]
+    low, high = ece_interval(y, p)
+    assert (low, high) == pytest.approx(tuple(np.percentile(values, [2.5, 97.5])))
+    assert low < expected_calibration_error(y, p) < high
+    assert ece_interval(np.ones(20), np.ones(20)) == (0.0, 0.0)  # one class is fine for ECE
+    assert all(math.isnan(v) for v in ece_interval(np.zeros(0), np.zeros(0)))
+
+
+def test_format_importance_shows_the_largest_drops_first() -> None:
+    rows = [{"feature": "b", "auroc_drop": 0.21, "sd": 0.0},
+            {"feature": "a", "auroc_drop": -0.004, "sd": 0.0}]
+    assert format_importance(rows) == "b +0.210, a -0.004"
+    assert format_importance(rows, shown=1) == "b +0.210"

@@ -12,13 +12,18 @@ N answers as the user's labelled sample and scores the rest:
 - base rate: the N labels' mean as a constant p, the calibration a user gets by counting.
 
 A split whose N labels hold a single class cannot fit the labelled methods; it is counted
-(`skipped`) rather than hidden. Reported per method: mean, standard deviation and median over
-splits of ECE (15 equal-width bins), Brier and AUROC on the held-out rest.
+(`skipped`) rather than hidden. Reported per method: mean, standard deviation, median and the
+2.5–97.5% range over splits of ECE (15 equal-width bins), Brier and AUROC on the held-out rest.
+
+`recalibrated_scorers` puts every scorer of the report (router, raw confidence, logistic
+regression, and the random and oracle references) through the same splits with `auto` only, so
+the zero-shot and recalibrated numbers of each sit side by side (issue 35).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -36,14 +41,18 @@ METRICS = ("ece", "brier", "auroc")
 
 def recalibration_study(scores: np.ndarray, labels: np.ndarray, n_labels: int, *,
                         training_prior: float | None, splits: int = RECALIBRATION_SPLITS,
-                        seed: int = 0) -> dict[str, Any]:
-    """Held-out metrics of every method over `splits` seeded splits (see the module docstring)."""
+                        seed: int = 0, labelled_methods: tuple[str, ...] = LABELLED_METHODS
+                        ) -> dict[str, Any]:
+    """Held-out metrics of every method over `splits` seeded splits (see the module docstring);
+    `labelled_methods` narrows the fitted methods beside `auto` (none: zero-shot, auto, base rate)."""
     scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
     if not MIN_HELD_OUT <= n_labels <= scores.size - MIN_HELD_OUT:
         raise ConfigError("recalibrate (--recalibrate)", recalibrate_refusal(
             n_labels, f"{scores.size} parsed answers in this dataset"))
-    rows: dict[str, list[dict[str, float]]] = {method: [] for method in STUDY_METHODS}
+    rows: dict[str, list[dict[str, float]]] = {method: [] for method in STUDY_METHODS
+                                               if method not in LABELLED_METHODS
+                                               or method in labelled_methods}
     skipped = 0
     choices: dict[str, int] = {}
     estimates: list[float] = []
@@ -65,7 +74,7 @@ def recalibration_study(scores: np.ndarray, labels: np.ndarray, n_labels: int, *
         if np.unique(labels[fit]).size < 2:
             skipped += 1
             continue
-        for method in LABELLED_METHODS:
+        for method in labelled_methods:
             calibrator = fit_calibrator(scores[fit], labels[fit], method)
             rows[method].append(_metrics(y_rest, calibrator.apply(scores[rest])))
     return {
@@ -99,7 +108,54 @@ def _summary(values: list[dict[str, float]]) -> dict[str, Any]:
         summary[f"{metric}_mean"] = float(np.mean(column)) if column else None
         summary[f"{metric}_std"] = float(np.std(column)) if column else None
         summary[f"{metric}_median"] = float(np.median(column)) if column else None
+        low, high = np.percentile(column, [2.5, 97.5]) if column else (None, None)
+        summary[f"{metric}_low"], summary[f"{metric}_high"] = _float(low), _float(high)
     return summary
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def recalibrated_scorers(probabilities: Mapping[str, np.ndarray | None], labels: np.ndarray,
+                         n_labels: int, *, splits: int = RECALIBRATION_SPLITS, seed: int = 0
+                         ) -> dict[str, Any]:
+    """Per scorer (None where it could not be built): its held-out zero-shot and `auto` rows and
+    what auto chose, on the same seeded splits for every scorer."""
+    rows: dict[str, Any] = {}
+    for name, p in probabilities.items():
+        if p is None:
+            rows[name] = None
+            continue
+        study = recalibration_study(p, labels, n_labels, training_prior=None, splits=splits,
+                                    seed=seed, labelled_methods=())
+        rows[name] = {"zero_shot": study["methods"]["zero_shot"], "auto": study["methods"]["auto"],
+                      "auto_choices": study["auto_choices"]}
+    return {"n_labels": n_labels, "splits": splits, "seed": seed, "scorers": rows}
+
+
+def render_recalibrated(recalibrated: dict[str, Any], titles: Mapping[str, str]) -> list[str]:
+    """Every scorer's held-out ECE and AUROC, zero-shot and after `auto`, as median [2.5–97.5%
+    of the splits]."""
+    lines = [f"Every scorer before and after `auto` on the same {recalibrated['n_labels']} labels "
+             f"(median over {recalibrated['splits']} seeded splits [2.5–97.5% of the splits], "
+             "held-out answers):", "",
+             "| scorer | ECE zero-shot | ECE auto | AUROC zero-shot | AUROC auto | auto chose |",
+             "|---|---:|---:|---:|---:|---|"]
+    for name, row in recalibrated["scorers"].items():
+        if row is None:
+            lines.append(f"| {titles.get(name, name)} | not available | | | | |")
+            continue
+        cells = [_median_range(row[method], metric) for metric in ("ece", "auroc")
+                 for method in ("zero_shot", "auto")]
+        chose = ", ".join(f"{kind} {count}" for kind, count in sorted(row["auto_choices"].items()))
+        lines.append(f"| {titles.get(name, name)} | {' | '.join(cells)} | {chose} |")
+    return lines + [""]
+
+
+def _median_range(row: dict[str, Any], metric: str) -> str:
+    median, low, high = (row[f"{metric}_{part}"] for part in ("median", "low", "high"))
+    return "n/a" if median is None else f"{median:.3f} [{low:.2f}, {high:.2f}]"
 
 
 def render_study(name: str, study: dict[str, Any]) -> list[str]:

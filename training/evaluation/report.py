@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from training.evaluation.ood import auroc_text
-from training.evaluation.recalibration import render_study
-from training.evaluation.scoring import SCORERS
+from training.evaluation.recalibration import render_recalibrated, render_study
+from training.evaluation.scoring import RANDOM_SEED, SCORERS
 from training.metrics import METRICS
+from training.scoreboard import IMPORTANCE_REPEATS, format_importance
 
 REPORT_SCHEMA = 1
 JSON_FILE = "report.json"
@@ -37,7 +38,11 @@ SCORER_TITLES = {
     "router": "router",
     "confidence_initial": "raw confidence (DOWN-style)",
     "logistic_regression": "logistic regression",
+    "random": "random (reference)",
+    "oracle": "oracle (reference)",
 }
+_INTERVALS = ("ece", "auroc")
+"""Columns whose cell carries its 95% bootstrap interval, `value [low, high]`."""
 
 
 @dataclass(frozen=True)
@@ -111,13 +116,28 @@ def _cell(value: Any) -> str:
     return f"{value:.3f}"
 
 
+def _interval_cell(row: Mapping[str, Any], key: str) -> str:
+    low, high = row.get(f"{key}_low"), row.get(f"{key}_high")
+    if key not in _INTERVALS or low is None or high is None:
+        return _cell(row.get(key))
+    return f"{_cell(row.get(key))} [{low:.2f}, {high:.2f}]"
+
+
+def _importance_lines(importance: list[dict[str, Any]] | None) -> list[str]:
+    """What the router's ranking leans on in these answers (issue 35)."""
+    if not importance:
+        return []
+    return [f"What the router leans on here (drop in its AUROC when one feature is shuffled, "
+            f"mean of {IMPORTANCE_REPEATS}): {format_importance(importance)}.", ""]
+
+
 def _scorer_table(scorers: Mapping[str, Any]) -> list[str]:
     lines = ["| scorer | " + " | ".join(title for _, title in _COLUMNS) + " |",
              "|---|" + "---:|" * len(_COLUMNS)]
     for name in SCORERS:
         row = scorers.get(name)
         cells = ["not available"] + [""] * (len(_COLUMNS) - 1) if row is None else \
-            [_cell(row.get(key)) for key, _ in _COLUMNS]
+            [_interval_cell(row, key) for key, _ in _COLUMNS]
         lines.append(f"| {SCORER_TITLES[name]} | " + " | ".join(cells) + " |")
     return lines
 
@@ -136,11 +156,13 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         f"- Questions per dataset: {document['sample']}.",
         "- Baselines, on the same answers: raw confidence = the model's own "
         "`confidence_initial` as p (nothing fitted); logistic regression = "
-        f"{logistic['description']}, fitted on {logistic['fitted_on_text']}.",
+        f"{logistic['description']}, fitted on {logistic['fitted_on_text']}. References, "
+        f"through the same metric code: random = a uniform p (seed {RANDOM_SEED}), no signal; "
+        "oracle = the labels themselves as p, perfect.",
         "- Metrics: ECE over 15 equal-width bins and over 15 equal-mass bins (adaptive), Brier, "
         "AUROC, on the parsed answers; trigger@τ = share with p < τ (unparsed answers always "
         "escalate: see the column that includes them); kept accuracy = accuracy of the answers "
-        "with p ≥ τ.",
+        "with p ≥ τ. In brackets: the 95% bootstrap interval (1,000 resamples of the answers).",
         *(f"- Note: {note}." for note in document.get("notes", [])),
         "",
     ]
@@ -160,9 +182,12 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             _ood_line(data.get("ood")),
             "",
             *_within_lines(data.get("scoreboard")),
+            *_importance_lines(data.get("importance")),
         ]
         if data.get("recalibration"):
             lines += render_study(name, data["recalibration"])
+        if data.get("recalibrated"):
+            lines += render_recalibrated(data["recalibrated"], SCORER_TITLES)
         lines += [f"> note: {note}" for note in data["notes"]]
         if data["notes"]:
             lines.append("")

@@ -25,7 +25,7 @@ from training.evaluation.config import (
     run_flag,
 )
 from training.evaluation.plots import save_reliability_diagram
-from training.evaluation.recalibration import recalibration_study
+from training.evaluation.recalibration import recalibrated_scorers, recalibration_study
 from training.evaluation.report import (
     REPORT_SCHEMA,
     SCORER_TITLES,
@@ -36,7 +36,7 @@ from training.evaluation.report import (
     write_report,
 )
 from training.evaluation.responses import check_questions, collect_responses
-from training.evaluation.scoring import DatasetScores, score_dataset
+from training.evaluation.scoring import REFERENCE_SCORERS, DatasetScores, score_dataset
 from training.evaluation.training_rows import router_training_rows
 
 
@@ -73,13 +73,16 @@ def evaluate(config: EvaluateConfig, *, model: ChatModel | None = None) -> Evalu
                                logistic_note=logistic_info.get("note"))
         plots[name] = save_reliability_diagram(
             out / f"reliability-{name}.png", f"{name}: reliability ({scored.labels.size} parsed "
-            f"answers)", scored.labels, scored.probabilities, router.tau, SCORER_TITLES)
+            f"answers)", scored.labels, {name: p for name, p in scored.probabilities.items()
+                                         if name not in REFERENCE_SCORERS}, router.tau, SCORER_TITLES)
         summary = {"source": dataset, **scored.summary, "plot": plots[name].name,
                    "in_router_training_data": name in training_sets}
         if config.recalibrate is not None:
             summary["recalibration"] = recalibration_study(
                 scored.probabilities["router"], scored.labels, config.recalibrate,
                 training_prior=router.config.training_accuracy)
+            summary["recalibrated"] = recalibrated_scorers(scored.probabilities, scored.labels,
+                                                           config.recalibrate)
         if summary["in_router_training_data"]:
             summary["notes"].append("not zero-shot: the router's training corpus contains this "
                                     "dataset")

@@ -5,7 +5,13 @@ truncations, LLM errors) are counted, and in `trigger_rate_all` they count as es
 the pipeline escalates them. Per scorer: ECE (15 equal-width bins), adaptive ECE, Brier,
 AUROC (null when the labels hold one class), the trigger rate p < τ, the number and accuracy
 of the answers kept (p ≥ τ), and the reliability-diagram bins. Every scorer uses the router's
-τ, so the three trigger rates are comparable. With OOD statistics in the checkpoint, `ood` holds
+τ, so the trigger rates are comparable. ECE and AUROC carry 95% bootstrap intervals
+(`training.scoreboard`). Beside the three scorers, two references go through the same metric
+code, so a reader sees where "no signal" and "perfect" lie on each dataset: `random`, a seeded
+uniform p (AUROC about 0.5, the ECE of a blind guess), and `oracle`, the labels themselves as p
+(AUROC 1, ECE 0). `importance` is the router's permutation importance on the evaluated answers
+(`training.scoreboard.permutation_importance`): which features its ranking leans on here.
+With OOD statistics in the checkpoint, `ood` holds
 the share of parsed answers flagged and the router's AUROC on the flagged and unflagged ones
 (`training.evaluation.ood`); None without them.
 """
@@ -27,9 +33,19 @@ from training.evaluation.ood import ood_split
 from training.evaluation.responses import DatasetResponses
 from training.feature_cache import extract_features
 from training.metrics import bin_indices, calibration_bins, score_report
-from training.scoreboard import scoreboard, without_nan
+from training.scoreboard import (
+    auroc_interval,
+    ece_interval,
+    permutation_importance,
+    scoreboard,
+    without_nan,
+)
 
-SCORERS = ("router", "confidence_initial", "logistic_regression")
+REFERENCE_SCORERS = ("random", "oracle")
+"""No-signal and perfect references, scored like the rest (not drawn in the reliability plots)."""
+SCORERS = ("router", "confidence_initial", "logistic_regression", *REFERENCE_SCORERS)
+RANDOM_SEED = 0
+"""Seed of the random scorer's uniform p, so a rerun gives the same bytes."""
 # Below this many right (or wrong) answers an AUROC is a ranking of a handful of points.
 MIN_CLASS_FOR_AUROC = 10
 
@@ -55,6 +71,9 @@ def record_status(record: CorpusRecord) -> str:
 def scorer_metrics(labels: np.ndarray, p: np.ndarray, tau: float, n_questions: int) -> dict[str, Any]:
     """All numbers of one scorer on one dataset (see the module docstring)."""
     report: dict[str, Any] = score_report(labels, p, tau=tau)
+    report["ece_low"], report["ece_high"] = ece_interval(labels, p)
+    interval = auroc_interval(labels, p)
+    report["auroc_low"], report["auroc_high"] = interval["low"], interval["high"]
     kept = p >= tau
     report["kept"] = int(kept.sum())
     report["kept_accuracy"] = float(labels[kept].mean()) if kept.any() else math.nan
@@ -79,6 +98,7 @@ def score_dataset(responses: DatasetResponses, router: Router,
     labels = np.array([int(r.label) for r in parsed], dtype=np.int64)
     probabilities: dict[str, np.ndarray | None] = dict.fromkeys(SCORERS)
     ood: dict[str, Any] | None = None
+    importance: list[dict[str, Any]] | None = None
     if parsed:
         matrix = extract_features([str(r.question["text"]) for r in parsed],
                                   [CritiqueResponse.from_dict(r.parsed) for r in parsed],
@@ -90,11 +110,15 @@ def score_dataset(responses: DatasetResponses, router: Router,
         probabilities["confidence_initial"] = confidence_probabilities(matrix, column)
         if logistic is not None:
             probabilities["logistic_regression"] = logistic.predict_proba(matrix)
+        if np.unique(labels).size == 2:
+            importance = permutation_importance(router.predict_raw, matrix, labels,
+                                                router.feature_names)
     else:
         empty = np.zeros(0)
         probabilities.update(router=empty, confidence_initial=empty)
         if logistic is not None:
             probabilities["logistic_regression"] = empty
+    probabilities.update(reference_probabilities(labels))
     n_questions = len(records)
     scorers = {
         name: None if p is None else scorer_metrics(labels, p, router.tau, n_questions)
@@ -122,6 +146,7 @@ def score_dataset(responses: DatasetResponses, router: Router,
         "generated_answers": responses.generated,
         "scorers": scorers,
         "ood": ood,
+        "importance": importance,
         "scoreboard": without_nan(scoreboard(
             labels, {name: p for name, p in probabilities.items() if p is not None},
             {"task_type": [str(r.question.get("task_type", "unknown")) for r in parsed]})),
@@ -129,6 +154,12 @@ def score_dataset(responses: DatasetResponses, router: Router,
         "answers": _answers(records, parsed, probabilities),
     }
     return DatasetScores(responses.name, labels, probabilities, summary)
+
+
+def reference_probabilities(labels: np.ndarray, seed: int = RANDOM_SEED) -> dict[str, np.ndarray]:
+    """The reference scorers' p: `random`, uniform on [0, 1) from `seed`; `oracle`, the labels."""
+    return {"random": np.random.default_rng(seed).uniform(size=labels.size),
+            "oracle": labels.astype(np.float64)}
 
 
 def dataset_notes(labels: np.ndarray, logistic_note: str | None) -> list[str]:
