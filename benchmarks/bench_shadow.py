@@ -170,6 +170,10 @@ def main() -> int:
               f"{cpu_ms:.1f} | {calls:.2f} |")
     print(f"shadow debates of the measured rounds: submitted {debates['submitted']}, run "
           f"{debates['run']}, dropped {debates['dropped']}, failed {debates['failed']}")
+    extra_cpu_s = sum(rows[SAMPLED].cpu_s - rows[BASE].cpu_s for rows in rounds)
+    if debates["run"]:
+        print(f"server CPU per shadow debate (sampled minus shadow server, over the debates run): "
+              f"{1000 * extra_cpu_s / debates['run']:.1f} ms")
     low, high = bootstrap_median(ratio, args.resamples, args.seed)
     print(f"shadow+0.2 / shadow, paired p50 ratio over {len(ratio)} rounds: median "
           f"{np.median(ratio):.3f} ({np.median(ratio) - 1:+.1%}), bootstrap 95% interval "
