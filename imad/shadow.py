@@ -178,16 +178,19 @@ class ShadowRunner:
             self._count("changed")
 
 
-def shadow_debate_job(pipeline: Any, answer: Any, completion_id: str,
-                      log: Any | None) -> Callable[[], bool | None]:
+def shadow_debate_job(pipeline: Any, answer: Any, completion_id: str, log: Any | None, *,
+                      on_tokens: Callable[[int, int], None] | None = None) -> Callable[[], bool | None]:
     """The shadow debate of one served `PipelineAnswer` (of a shadow `imad.Pipeline`), as a job
     for `ShadowRunner.submit`: it runs `pipeline.debate_in_shadow(answer)`, amends the row
     `completion_id` of the decision log `log` (None: no log) with the debate's answer and
-    tokens, and returns whether the debate's answer differs from the served one (None when the
-    debate gave no answer)."""
+    tokens, tells `on_tokens(prompt, completion)` what the debate spent (the server's token
+    counter: shadow debates are paid for like any other call), and returns whether the debate's
+    answer differs from the served one (None when the debate gave no answer)."""
 
     def job() -> bool | None:
         debate = pipeline.debate_in_shadow(answer)
+        if on_tokens is not None:
+            on_tokens(debate.prompt_tokens, debate.completion_tokens)
         if log is not None:
             log.amend({"response_id": completion_id, "debate_answer": debate.final_answer or None,
                        "shadow_debate": True, "debate_prompt_tokens": debate.prompt_tokens,

@@ -53,6 +53,8 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64)
 PHASES = {"self_critique": "self_critique", "debate": "debate"}
 """The trace stage of each LLM call → the `phase` label of the token counter."""
+SHADOW_DEBATE_PHASE = "shadow_debate"
+"""The `phase` of the tokens a shadow debate spends after its response (`imad.serve.shadow_debates`)."""
 
 
 def multiprocess_mode() -> bool:
@@ -196,13 +198,18 @@ class ServerMetrics:
             self.reloads.labels(result=result)
         for outcome in OUTCOMES:
             self.decisions.labels(model=OTHER_MODEL, outcome=outcome)
-        for phase in PHASES.values():
+        for phase in (*PHASES.values(), SHADOW_DEBATE_PHASE):
             for kind in ("prompt", "completion"):
                 self.tokens.labels(phase=phase, kind=kind)
 
     def count_shadow_debate(self, event: str, count: int) -> None:
         """A change of the shadow runner's counters (`ShadowRunner(on_count=…)`)."""
         self.shadow_debates.labels(event=event).inc(count)
+
+    def count_shadow_tokens(self, prompt_tokens: int, completion_tokens: int) -> None:
+        """The tokens one shadow debate spent (`shadow_debate_job(on_tokens=…)`)."""
+        self.tokens.labels(phase=SHADOW_DEBATE_PHASE, kind="prompt").inc(prompt_tokens)
+        self.tokens.labels(phase=SHADOW_DEBATE_PHASE, kind="completion").inc(completion_tokens)
 
     def count_decision_log(self, event: str, count: int) -> None:
         """A change of the decision log's counters (`DecisionLog(on_count=…)`)."""

@@ -5,9 +5,12 @@ completion ids (`imad.shadow.ShadowSampler`: chosen without looking at the decis
 would-escalate and would-keep answers are sampled alike) the chat route hands the answer here
 once its response is sent (a Starlette background task). `offer` only queues: the debate runs on
 the `ShadowRunner`'s own thread, on a pipeline of the same model name built there, and its answer
-and tokens are amended into the decision's log row. A full queue drops the debate and counts it;
-the counters go to `/metrics` (`imad_shadow_debates_total`) and `/v1/imad/stats`. Shutting down
-finishes the queued debates before the decision log closes (the queue is bounded).
+and tokens are amended into the decision's log row. Its upstream calls are watched like a live
+request's (`imad_upstream_request_duration_seconds`, `imad_upstream_errors_total`) and its
+tokens counted under `imad_tokens{phase="shadow_debate"}`, so an operator sees what shadow mode
+costs. A full queue drops the debate and counts it; the counters go to `/metrics`
+(`imad_shadow_debates_total`) and `/v1/imad/stats`. Shutting down finishes the queued debates
+before the decision log closes (the queue is bounded).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from imad.serve.factory import PipelineFactory
 from imad.serve.metrics import ServerMetrics
 from imad.serve.model_names import ModelChoice
 from imad.serve.settings import ServeSettings
+from imad.serve.upstream import UpstreamWatch
 from imad.shadow import ShadowRunner, ShadowSampler, shadow_debate_job
 
 SHADOW_QUEUE = 64
@@ -47,6 +51,7 @@ class ShadowDebates:
         self.runner = ShadowRunner(SHADOW_QUEUE, on_count=metrics.count_shadow_debate)
         self.current_factory = current_factory
         """The factory of the router in service (a hot reload replaces it)."""
+        self.metrics = metrics
         self.log = log
 
     def offer(self, answer: PipelineAnswer, choice: ModelChoice, completion_id: str) -> bool:
@@ -54,10 +59,12 @@ class ShadowDebates:
         parsed self-critique to seed the debate); True when queued."""
         if not self.sampler.chosen(completion_id) or not answer.critique.ok:
             return False
-        factory, log = self.current_factory(), self.log
+        factory, log, metrics = self.current_factory(), self.log, self.metrics
 
         def job() -> bool | None:
-            return shadow_debate_job(factory.build(choice), answer, completion_id, log)()
+            model = UpstreamWatch(factory.model, on_call=metrics.observe_upstream_call)
+            return shadow_debate_job(factory.build(choice, model), answer, completion_id, log,
+                                     on_tokens=metrics.count_shadow_tokens)()
 
         return self.runner.submit(job)
 

@@ -30,7 +30,7 @@ from imad.serve.metrics import sample_values  # noqa: E402
 from imad.shadow import ShadowSampler  # noqa: E402
 from tests.conftest import REPO_ROOT  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
-from tests.support.serve_process import ServeProcess, upstream_stub  # noqa: E402
+from tests.support.serve_process import ServeProcess, upstream_stub, wait_for  # noqa: E402
 from tests.support.serving import echo_respond, tag_of  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -128,6 +128,17 @@ def test_shadow_mode_observes_then_the_report_card_grades_the_gate(router_dir, t
     assert card["auroc"] == pytest.approx(expected, abs=1e-6)
 
 
+def shadow_debates_done(server: ServeProcess) -> bool:
+    """Whether every shadow debate the server took has ended (run, failed or dropped)."""
+    stats = httpx.get(f"{server.url}/v1/imad/stats", timeout=30).json()["shadow_debates"]
+    return stats["submitted"] == stats["run"] + stats["failed"] + stats["dropped"]
+
+
+def total(text: str, name: str, **labels: str) -> float:
+    return sum(value for found, value in sample_values(text, name)
+               if all(found.get(key) == wanted for key, wanted in labels.items()))
+
+
 def test_a_sampled_half_is_debated_after_its_response(router_dir, tmp_path):
     log = tmp_path / "decisions.db"
     with upstream_stub(varied_respond) as upstream:
@@ -137,10 +148,16 @@ def test_a_sampled_half_is_debated_after_its_response(router_dir, tmp_path):
         try:
             server.wait_ready()
             responses = ask_all(server)
+            wait_for(lambda: shadow_debates_done(server), "every sampled shadow debate ended")
+            text = server.metrics()
+            debate_calls = upstream.calls["debate"]
         finally:
             assert server.stop() in (0, -15)  # SIGTERM: the queued shadow debates finish first
-        debate_calls = upstream.calls["debate"]
-        assert upstream.calls["critique"] == REQUESTS
+        assert upstream.calls["critique"] == REQUESTS and upstream.calls["debate"] == debate_calls
+    # shadow debates are paid for in the metrics: their calls are upstream calls, their tokens a phase
+    assert total(text, "imad_upstream_request_duration_seconds_count") == REQUESTS + debate_calls
+    assert total(text, "imad_tokens_total", phase="shadow_debate", kind="prompt") == 10 * debate_calls
+    assert total(text, "imad_tokens_total", phase="debate", kind="prompt") == 0
     sampler = ShadowSampler(0.5, seed=7)
     ids = [response.headers["x-request-id"] for response in responses]
     sampled = {key for key in ids if sampler.chosen(key)}
