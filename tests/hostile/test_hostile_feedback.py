@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from imad.decision_log import DecisionLog, open_for_reading
-from imad.errors import ServeError
+from imad.errors import ServeError, UnknownDecisionError
 from imad.serve.feedback import FEEDBACK_MAX_BYTES, store_feedback
 from tests.decision_log.rows import decision_row
 
@@ -80,6 +80,56 @@ def test_an_unknown_id_is_404(log):
         store_feedback(log, b'{"id": "chatcmpl-404", "correct": true}')
     assert caught.value.status == 404 and caught.value.param == "id"
     assert "no decision with id 'chatcmpl-404'" in caught.value.message
+
+
+class SiblingRecordsLate:
+    """Worker B's decision log, on the file worker A also writes: A's writer records the row only
+    after B's first try at the label (a label that overtook its row under --workers)."""
+
+    def __init__(self, mine: DecisionLog, sibling: DecisionLog, row: dict, *, late: bool = True) -> None:
+        self.mine, self.sibling, self.row, self.late = mine, sibling, row, late
+        self.tries = 0
+
+    def label(self, label) -> int:
+        self.tries += 1
+        try:
+            return self.mine.label(label)
+        except UnknownDecisionError:
+            if self.late and self.tries == 1:
+                self.sibling.record(self.row)
+                self.sibling.flush()
+            raise
+
+
+@pytest.fixture
+def two_workers(tmp_path):
+    with DecisionLog(tmp_path / "shared.db") as worker_a, DecisionLog(tmp_path / "shared.db") as worker_b:
+        yield worker_a, worker_b
+
+
+def test_under_workers_a_label_that_overtook_its_row_waits_for_it(two_workers):
+    worker_a, worker_b = two_workers
+    log_b = SiblingRecordsLate(worker_b, worker_a, decision_row(1))
+    answer = store_feedback(log_b, b'{"id": "chatcmpl-000001", "correct": true}', sibling_grace_s=5.0)
+    assert answer["changes"] == 0 and log_b.tries == 2
+    assert labels(worker_b) == [("chatcmpl-000001", 1, "user", 0)]
+
+
+def test_under_workers_an_id_no_worker_records_is_404_after_the_grace(two_workers):
+    worker_a, worker_b = two_workers
+    log_b = SiblingRecordsLate(worker_b, worker_a, decision_row(1), late=False)
+    with pytest.raises(ServeError) as caught:
+        store_feedback(log_b, b'{"id": "chatcmpl-000001", "correct": true}', sibling_grace_s=0.2)
+    assert caught.value.status == 404 and log_b.tries >= 2
+    assert labels(worker_b) == []
+
+
+def test_one_process_refuses_an_unknown_id_at_once(two_workers):
+    worker_a, worker_b = two_workers
+    log_b = SiblingRecordsLate(worker_b, worker_a, decision_row(1))
+    with pytest.raises(ServeError) as caught:
+        store_feedback(log_b, b'{"id": "chatcmpl-000001", "correct": true}')
+    assert caught.value.status == 404 and log_b.tries == 1
 
 
 def test_no_decision_log_is_404_naming_the_flag():
