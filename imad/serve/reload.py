@@ -103,14 +103,17 @@ class ServingRouters:
             generation.scorer.close()
 
     def reload(self, spec: str | None = None, *, why: str = "request", board_generation: int = 0,
-               publish: Callable[[str | None], int] | None = None) -> Generation:
+               publish: Callable[[str | None, str], int] | None = None,
+               expected_hash: str | None = None) -> Generation:
         """Load `spec` (default: `default_spec`), validate it and put it in service (blocks for
         the load and the scoring processes' warm-up); ServeError 422 when it cannot serve.
 
         Under --workers (`imad.serve.reload_board`): `board_generation` is the number of the
         board's record this reload follows (one no newer than the last applied is skipped, so
-        concurrent reloads through two workers end on the same router); `publish(spec)` records
-        a reload made here on the board, for the other workers, and returns its number."""
+        concurrent reloads through two workers end on the same router); `publish(spec, hash)`
+        records a reload made here on the board, for the other workers, and returns its number;
+        `expected_hash`: the content hash the board's record names, refused (422) when the
+        checkpoint loaded here differs (its file changed after the other worker loaded it)."""
         spec = self.default_spec if spec is None else spec
         with self._reloading:
             if board_generation and board_generation <= self.board_generation:
@@ -119,7 +122,7 @@ class ServingRouters:
             clock = time.perf_counter()
             old = self._current.identity
             try:
-                generation = self._prepare(spec)
+                generation = self._prepare(spec, expected_hash)
             except ServeError as error:
                 self._on_result(REFUSED)
                 log_event("router_reload_refused", level=logging.WARNING, router=spec, why=why,
@@ -132,7 +135,7 @@ class ServingRouters:
                 threading.Thread(target=self._take_over, args=(generation,), daemon=True,
                                  name="imad-reload-warm-up").start()
             if publish is not None:
-                self.board_generation = publish(spec)
+                self.board_generation = publish(spec, generation.identity.hash)
             self._on_result(OK)
             log_event("router_reloaded", router=spec, why=why,
                       **identity_values(generation.identity), previous_hash=old.hash,
@@ -167,13 +170,18 @@ class ServingRouters:
         else:
             scorer.close()
 
-    def _prepare(self, spec: str | None) -> Generation:
-        """A generation for `spec`, ready to serve; ServeError 422 otherwise."""
+    def _prepare(self, spec: str | None, expected_hash: str | None = None) -> Generation:
+        """A generation for `spec` (of content hash `expected_hash` when given), ready to
+        serve; ServeError 422 otherwise."""
         from imad.router import Router  # torch: not in the --workers supervisor, which imports this
 
         current = self._current.factory
         try:
             router = Router.load(spec)
+            identity = router_identity(router)
+            if expected_hash is not None and identity.hash != expected_hash:
+                raise ValueError(f"the checkpoint's content hash is {identity.hash[:12]}, not the "
+                                 f"{expected_hash[:12]} another worker loaded: it changed in between")
             factory = replace(current, router=router)
             factory.prepare(current.ood_policy)
         except (ImadError, ValueError, OSError) as error:
@@ -186,7 +194,7 @@ class ServingRouters:
             if isinstance(error, Exception):
                 raise refused(spec, error) from None
             raise
-        return Generation(factory, scorer, router_identity(router))
+        return Generation(factory, scorer, identity)
 
     def close(self) -> None:
         """Close the scorer in service (a retired one closes when its last request ends); no

@@ -51,7 +51,8 @@ def app_from_environment() -> Any:
 
     watch_parent(on_supervisor_death)
     factory = PipelineFactory.from_specs(router=config["router"], llm=config["llm"])
-    board = ReloadBoard(Path(config["reload_board"])) if config.get("reload_board") else None
+    board = (ReloadBoard(Path(config["reload_board"]), workers=settings.workers)
+             if config.get("reload_board") else None)
     app = create_app(settings, factory, router_spec=config["router"], board=board)
     install_sighup(app.state.runner.routers, board)  # uvicorn calls this in the main thread
     return app

@@ -2,9 +2,10 @@
 four reloads alternating two shipped routers while 8 client threads send 320 requests, then a
 damaged checkpoint's reload; with one process and with `--workers 2`.
 
-Every request is answered 200 and its decision names a router that was in service; a request
-sent after a reload answered (and, under --workers, after /health of both workers names the new
-router: polled with a deadline) is scored by the new router; the damaged checkpoint is refused
+Every request is answered 200 and its decision names a router that was in service; a reload's
+200 lists every worker serving the new router, and from then on /health of every worker names
+it (under --workers the answer waited for the sibling); a request sent after a reload answered
+is scored by the new router; the damaged checkpoint is refused
 with a 422 and the last router keeps serving; /metrics counts the reloads by result. A request
 held in its debate across a reload finishes on the router it started with. Nothing is timed
 (benchmarks/bench_reload.py measures the reload's latency).
@@ -49,13 +50,14 @@ def reload(server: ServeProcess, router: str) -> httpx.Response:
 
 def serving_hashes(server: ServeProcess, workers: int, want: str) -> dict[int, str]:
     """Poll /health (a new connection each time, so any worker may answer) until `workers`
-    processes have reported `want` as their router's hash; the hash each last reported."""
+    processes have reported their router's hash, each `want` from the first answer on."""
     seen: dict[int, str] = {}
 
     def every_worker_serves_it() -> bool:
         health = server.health()
+        assert health["router"]["hash"] == want, f"worker {health['worker_pid']} serves another router"
         seen[health["worker_pid"]] = health["router"]["hash"]
-        return len(seen) == workers and set(seen.values()) == {want}
+        return len(seen) == workers
 
     wait_for(every_worker_serves_it, f"{workers} worker(s) serving router {want[:12]}")
     return seen
@@ -99,6 +101,9 @@ def test_reloads_under_load_lose_no_request(tmp_path, workers):
                 else:
                     assert response.status_code == 200, response.text
                     assert response.json()["router"]["hash"] == hashes[target]
+                    answered = response.json()["workers"]
+                    assert len({worker["pid"] for worker in answered}) == workers
+                    assert {worker["router_hash"] for worker in answered} == {hashes[target]}
                     serving = target
                 serving_hashes(server, workers, hashes[serving])
                 for index in range(BATCH):  # sent once every worker serves the new router

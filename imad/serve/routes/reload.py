@@ -7,8 +7,13 @@ The checkpoint is loaded and validated in a thread, off the request path, and sw
 once (`imad.serve.reload`); the answer is 200 with the router now serving (`router`: its
 name, version and hash, as /health shows it), 400 for a bad body,
 413 for an oversized one, 422 (`router_refused`, with the checkpoint's error) when it cannot
-serve — the router in service keeps serving. Under --workers the worker that answers has
-reloaded; the others follow within moments (`imad.serve.reload_board`).
+serve — the router in service keeps serving. `workers` lists each worker process (`pid`) and
+the router hash it now serves. Under --workers the worker that takes the request reloads, the
+others follow from the run's reload board, and the answer waits for them: 200 only when every
+worker serves the new router; 503 `reload_incomplete` when one refused it (its checkpoint file
+changed in between) or did not answer within 30 s, 409 `reload_superseded` when another reload
+came first — each naming what every worker serves (`imad.serve.reload_board`,
+`imad.serve.reload_acks`).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from fastapi import APIRouter, Request
 from imad.errors import ServeError
 from imad.serve.json_body import json_object_body
 from imad.serve.limits import read_body
-from imad.serve.reload_board import reload_here
+from imad.serve.reload_board import reload_every_worker
 from imad.serve.routes.state import Server
 
 MAX_BODY_BYTES = 8192
@@ -60,7 +65,9 @@ def router_spec(body: bytes) -> str | None:
 async def reload_router(request: Request, server: Server) -> dict[str, Any]:
     spec = router_spec(await read_body(request, MAX_BODY_BYTES))
     routers = server.runner.routers
-    await asyncio.to_thread(reload_here, routers, server.board, spec, "POST /v1/imad/admin/reload")
+    acks = await asyncio.to_thread(reload_every_worker, routers, server.board, spec,
+                                   "POST /v1/imad/admin/reload")
     identity = routers.current.identity
     return {"status": "reloaded",
-            "router": {"name": identity.name, "version": identity.version, "hash": identity.hash}}
+            "router": {"name": identity.name, "version": identity.version, "hash": identity.hash},
+            "workers": [{"pid": ack.pid, "router_hash": ack.router_hash} for ack in acks]}
