@@ -124,10 +124,11 @@ def main() -> None:
                 runs.append(run_once(rows, Path(folder), synchronous, args.max_rows, every))
             best = min(runs, key=lambda run: run["total_us"])
             stats = best["stats"]
+            dropped = sum(stats.group("dropped").values())
             shown = "≤512" if every is None else str(every)
             print(f"{synchronous:<12} {shown:>8} {best['record_us']:>10.1f} {best['total_us']:>9.1f} "
-                  f"{best['wall_us']:>8.1f} {best['bytes']:>10.0f}  {stats.written:>7} "
-                  f"{stats.dropped_total:>7} {stats.pruned:>6}")
+                  f"{best['wall_us']:>8.1f} {best['bytes']:>10.0f}  {stats['written']:>7} "
+                  f"{dropped:>7} {stats['pruned']:>6}")
         seconds, card = time_report(Path(folder), args.report_rows)
         print(f"report card of {card['rows']} rows ({card['labelled']} labelled, "
               f"{len(card['windows'])} daily windows): {seconds:.2f} s wall")

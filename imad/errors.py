@@ -186,6 +186,18 @@ class DatasetError(ImadError, ValueError):
     """A dataset file is missing or a record in it is malformed (the message names file and line)."""
 
 
+class UnknownEventError(ImadError, KeyError):
+    """A count was asked for by a name its `EventCounts` does not declare (a misspelt event)."""
+
+    def __init__(self, name: str, declared: tuple[str, ...]) -> None:
+        super().__init__(f"no count named {name!r}; the declared ones are {', '.join(declared)}")
+        self.name = name
+        self.declared = declared
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
 # --- Serving -------------------------------------------------------------------------------------
 
 

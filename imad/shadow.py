@@ -12,7 +12,8 @@ and the comparison is unbiased — also gets its debate, after the response was 
 - `ShadowRunner(max_queue, workers)` runs the debates on its own threads from a bounded queue.
   `submit` never waits: a full queue drops the debate and counts it. Each job returns whether
   the debate changed the answer (or None when it could not tell); the runner counts debates
-  run, dropped, failed and changed, which the metrics read.
+  submitted, run, dropped, failed and changed (`SHADOW_EVENTS`, an `EventCounts`), which the
+  metrics hear and `/v1/imad/stats` reads.
 - `shadow_debate_job(pipeline, answer, completion_id, log)` is the job `imad serve` and `imad
   ask` submit: the debate the shadow decision skipped, its answer and tokens amended into the
   decision's log row (`debate_answer`, `shadow_debate`, the debate's tokens), and whether it
@@ -27,10 +28,10 @@ import math
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from imad.errors import ConfigError
+from imad.event_counts import EventCounts, Listener
 
 logger = logging.getLogger("imad.shadow")
 
@@ -41,6 +42,8 @@ MAX_SHADOW_SEED = 2**32 - 1
 SHADOW_ONLY = "applies to shadow mode, which --shadow turns on: add --shadow or drop this flag"
 MAX_SHADOW_QUEUE = 100_000
 MAX_SHADOW_WORKERS = 64
+SHADOW_EVENTS = ("submitted", "run", "dropped", "failed", "changed")
+"""The shadow runner's counts, in the order `/v1/imad/stats` shows them."""
 _STOP = object()
 
 
@@ -74,29 +77,18 @@ class ShadowSampler:
         return int.from_bytes(digest[:8], "big") / 2.0**64 < self.rate
 
 
-@dataclass
-class ShadowStats:
-    """What happened to the shadow debates handed to a runner."""
-
-    submitted: int = 0
-    run: int = 0
-    dropped: int = 0
-    failed: int = 0
-    changed: int = 0
-
-
 class ShadowRunner:
     """Runs shadow debates on background threads from a bounded queue (never on a request)."""
 
     def __init__(self, max_queue: int = 64, workers: int = 1, *,
-                 on_count: Callable[[str, int], None] | None = None) -> None:
+                 on_count: Listener | None = None) -> None:
         for name, value, high in (("max_queue", max_queue, MAX_SHADOW_QUEUE),
                                   ("workers", workers, MAX_SHADOW_WORKERS)):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
                 raise ConfigError(f"shadow {name}", f"must be an integer in [1, {high:,}], got {value!r}")
-        self.stats = ShadowStats()
-        self.on_count = on_count
-        """Told each change of `stats` (its field's name, the increment): the server's metrics."""
+        self.stats = EventCounts(SHADOW_EVENTS, on_count=on_count)
+        """What became of the debates handed over (`SHADOW_EVENTS`); `on_count`, the server's
+        metrics, hears each change, and an exception it raises goes on to the caller."""
         self._lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
         self._closed = False
@@ -107,24 +99,18 @@ class ShadowRunner:
 
     def submit(self, job: Callable[[], bool | None]) -> bool:
         """Queue a debate; False (counted as dropped) when the queue is full or the runner closed."""
-        self._count("submitted")
+        self.stats.add("submitted")
         with self._lock:
             closed = self._closed
         if closed:
-            self._count("dropped")
+            self.stats.add("dropped")
             return False
         try:
             self._queue.put_nowait(job)
         except queue.Full:
-            self._count("dropped")
+            self.stats.add("dropped")
             return False
         return True
-
-    def _count(self, event: str) -> None:
-        with self._lock:
-            setattr(self.stats, event, getattr(self.stats, event) + 1)
-        if self.on_count is not None:
-            self.on_count(event, 1)
 
     def join(self) -> None:
         """Wait until every queued debate has run (tests, and a graceful shutdown)."""
@@ -150,7 +136,7 @@ class ShadowRunner:
             except queue.Empty:
                 return
             self._queue.task_done()
-            self._count("dropped")
+            self.stats.add("dropped")
 
     def _work(self) -> None:
         while True:
@@ -166,16 +152,13 @@ class ShadowRunner:
         try:
             changed = job()
         except Exception as error:  # a failed shadow debate never reaches a user: count, log
-            with self._lock:
-                first = self.stats.failed == 0
-            self._count("failed")
-            if first:
+            if self.stats.add("failed") == 1:
                 logger.warning("a shadow debate failed (%s: %s); later failures are only counted",
                                type(error).__name__, error)
             return
-        self._count("run")
+        self.stats.add("run")
         if changed:
-            self._count("changed")
+            self.stats.add("changed")
 
 
 def shadow_debate_job(pipeline: Any, answer: Any, completion_id: str, log: Any | None, *,

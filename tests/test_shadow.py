@@ -52,9 +52,8 @@ def test_a_full_queue_drops_and_counts_and_submit_never_waits():
     assert results == [True, True, False, False]
     release.set()
     runner.close()
-    stats = runner.stats
-    assert (stats.submitted, stats.run, stats.dropped, stats.changed, stats.failed) == (5, 3, 2, 1, 0)
-    assert runner.submit(lambda: True) is False and runner.stats.dropped == 3
+    assert runner.stats.snapshot() == {"submitted": 5, "run": 3, "dropped": 2, "failed": 0, "changed": 1}
+    assert runner.submit(lambda: True) is False and runner.stats["dropped"] == 3
 
 
 def test_a_failing_debate_is_counted_and_logged_once(caplog):
@@ -67,7 +66,7 @@ def test_a_failing_debate_is_counted_and_logged_once(caplog):
             runner.submit(boom)
         runner.submit(lambda: None)
         runner.close()
-    assert (runner.stats.failed, runner.stats.run, runner.stats.changed) == (3, 1, 0)
+    assert (runner.stats["failed"], runner.stats["run"], runner.stats["changed"]) == (3, 1, 0)
     assert len(caplog.records) == 1 and "upstream went away" in caplog.records[0].getMessage()
 
 
@@ -86,4 +85,15 @@ def test_close_without_wait_discards_the_queued_debates():
 
     runner._discard_queued = discard_then_release
     runner.close(wait=False)
-    assert runner.stats.run == 1 and runner.stats.dropped == 2
+    assert runner.stats["run"] == 1 and runner.stats["dropped"] == 2
+
+
+def test_a_failing_listener_reaches_the_submitter_and_nothing_is_queued():
+    def broken(event: str, count: int) -> None:
+        raise RuntimeError("metrics are down")
+
+    runner = ShadowRunner(max_queue=1, on_count=broken)
+    with pytest.raises(RuntimeError, match="metrics are down"):
+        runner.submit(lambda: True)
+    runner.close()
+    assert runner.stats.snapshot() == {"submitted": 1, "run": 0, "dropped": 0, "failed": 0, "changed": 0}

@@ -175,11 +175,11 @@ def debate_in_shadow(pipeline: Pipeline, result: PipelineAnswer, decision_id: st
     runner = ShadowRunner(1)
     runner.submit(shadow_debate_job(pipeline, result, decision_id, log))
     runner.close(wait=True)
-    if runner.stats.failed:
+    if runner.stats["failed"]:
         print("shadow debate: failed (the answer above stands)", file=sys.stderr)
     else:
-        print(f"shadow debate: ran, {'changed' if runner.stats.changed else 'kept'} the answer",
-              file=sys.stderr)
+        outcome = "changed" if runner.stats["changed"] else "kept"
+        print(f"shadow debate: ran, {outcome} the answer", file=sys.stderr)
 
 
 def record_decision(log: DecisionLog, result: PipelineAnswer, args: argparse.Namespace,

@@ -7,7 +7,8 @@ waits until everything queued so far is written; `close()` flushes and stops the
 
 Whatever goes wrong after the row was handed over is counted, never raised: a full queue, a
 read-only or full disk, a file locked past the busy timeout, a row that does not encode. The
-row is dropped, `stats.dropped[reason]` grows, and the first drop for each reason logs one
+row is dropped, the count `dropped_<reason>` grows (`stats`, an `EventCounts` of `LOG_EVENTS`;
+`stats.group("dropped")` is {reason: rows}), and the first drop for each reason logs one
 warning line saying why (later ones are only counted, so a full disk does not flood the log).
 A file that is not a decision log (foreign, damaged, newer schema) is refused when the log is
 opened, before serving starts: that is a wrong path, not a disk failure.
@@ -26,11 +27,10 @@ import queue
 import sqlite3
 import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +40,18 @@ from imad.decision_log.labels import Label, set_label
 from imad.decision_log.schema import error_kind
 from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, LogStore, open_store
 from imad.errors import DecisionLogError, ImadError
+from imad.event_counts import EventCounts, Listener
 
 logger = logging.getLogger("imad.decision_log")
 
 _STOP = object()
+DROP_REASONS = ("queue_full", "closed", "unwritable", "busy", "damaged", "bad_row", "unknown_id", "other")
+"""Why rows (and amendments) are dropped: the queue was full, the log closed, the file refused
+the write (`error_kind`'s unwritable, busy, damaged, other), a row did not encode, an amendment
+named a row not in the log."""
+LOG_EVENTS = ("recorded", "written", "duplicates", "pruned", "amended",
+              *(f"dropped_{reason}" for reason in DROP_REASONS))
+"""The decision log's counts: what it did with the rows handed to it (the metrics hear them)."""
 
 
 @dataclass(frozen=True)
@@ -57,24 +65,6 @@ class _Amendment:
     values: Mapping[str, Any]
 
 
-@dataclass
-class LogStats:
-    """What the log did with the rows handed to it (the metrics read these)."""
-
-    recorded: int = 0
-    written: int = 0
-    duplicates: int = 0
-    pruned: int = 0
-    amended: int = 0
-    dropped: Counter = field(default_factory=Counter)
-    """Rows (and amendments) dropped, by reason: queue_full, closed, unwritable, busy, damaged,
-    bad_row, unknown_id (an amendment for a row not in the log), other."""
-
-    @property
-    def dropped_total(self) -> int:
-        return sum(self.dropped.values())
-
-
 class DecisionLog:
     """A process's handle on a decision log file; thread-safe `record`, background writes."""
 
@@ -82,9 +72,9 @@ class DecisionLog:
                  max_rows: int | None = None, log_text: bool = False, queue_size: int = 10_000,
                  batch_size: int = 512, synchronous: str = "NORMAL",
                  busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
-                 on_count: Callable[[str, int], None] | None = None) -> None:
-        """`on_count(event, n)` hears every change of `stats` (recorded, written, duplicates,
-        pruned, amended, dropped_<reason>): the server's metrics count them."""
+                 on_count: Listener | None = None) -> None:
+        """`on_count(event, n)` hears every change of `stats` (`LOG_EVENTS`): the server's
+        metrics count them. An exception it raises is logged once and counting goes on."""
         check_options(max_rows=max_rows, queue_size=queue_size, batch_size=batch_size,
                       synchronous=synchronous, busy_timeout_s=busy_timeout_s)
         self.path = Path(path)
@@ -92,8 +82,7 @@ class DecisionLog:
         self.max_rows = max_rows
         self.log_text = log_text
         self.batch_size = batch_size
-        self.stats = LogStats()
-        self.on_count = on_count
+        self.stats = EventCounts(LOG_EVENTS, on_count=on_count, on_listener_error=self._listener_failed)
         self._options = {"busy_timeout_s": busy_timeout_s, "synchronous": synchronous}
         self._reasons_logged: set[str] = set()
         self._closed = False
@@ -101,11 +90,12 @@ class DecisionLog:
         self._store: LogStore | None = self._open()
 
     def _start(self, queue_size: int) -> None:
-        """A fresh lock, queue and writer thread for this process. A forked child (gunicorn's
-        workers) inherits neither a running thread nor a usable SQLite connection, so its first
-        `record` starts its own and reopens the file."""
+        """A fresh lock (the log's and its counts'), queue and writer thread for this process. A
+        forked child (gunicorn's workers) inherits neither a running thread nor a usable SQLite
+        connection, so its first `record` starts its own and reopens the file."""
         self._pid = os.getpid()
         self._lock = threading.Lock()
+        self.stats.after_fork()
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._thread = threading.Thread(target=self._run, name="imad-decision-log", daemon=True)
         self._thread.start()
@@ -131,7 +121,7 @@ class DecisionLog:
             self._drop("queue_full", 1, f"the write queue is full ({self._queue.maxsize} rows); "
                        "the disk is slower than the traffic")
             return False
-        self._bump("recorded", 1)
+        self.stats.add("recorded")
         return True
 
     def amend(self, values: Mapping[str, Any]) -> bool:
@@ -260,7 +250,7 @@ class DecisionLog:
             self._drop("unknown_id", 1, f"an amendment names id {values[ID]!r}, which the log "
                        "does not hold (pruned, or recorded by another process)")
             return
-        self._bump("amended", 1)
+        self.stats.add("amended")
 
     def _write(self, rows: list[Mapping[str, Any]]) -> None:
         encoded = []
@@ -283,31 +273,18 @@ class DecisionLog:
             kind = error_kind(error)
             self._drop(kind, len(encoded), f"cannot write {self.path}: {error}")
             return
-        self._bump("written", result.inserted)
-        self._bump("duplicates", result.duplicates)
-        self._bump("pruned", pruned)
+        self.stats.add("written", result.inserted)
+        self.stats.add("duplicates", result.duplicates)
+        self.stats.add("pruned", pruned)
 
     def _drop(self, reason: str, count: int, why: str | None) -> None:
-        with self._lock:
-            self.stats.dropped[reason] += count
-        self._emit(f"dropped_{reason}", count)
+        self.stats.add(f"dropped_{reason}", count)
         if why is not None:
             self._note(reason, why)
 
-    def _bump(self, name: str, count: int) -> None:
-        if not count:
-            return
-        with self._lock:
-            setattr(self.stats, name, getattr(self.stats, name) + count)
-        self._emit(name, count)
-
-    def _emit(self, event: str, count: int) -> None:
-        if self.on_count is None:
-            return
-        try:
-            self.on_count(event, count)
-        except Exception as error:  # a broken listener must not stop the writer thread
-            self._note("listener", f"on_count failed ({type(error).__name__}: {error})")
+    def _listener_failed(self, error: Exception) -> None:
+        """A broken listener must not stop the writer thread nor fail a request: noted once."""
+        self._note("listener", f"on_count failed ({type(error).__name__}: {error})")
 
     def _note(self, reason: str, why: str) -> None:
         with self._lock:

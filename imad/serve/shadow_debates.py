@@ -16,7 +16,6 @@ before the decision log closes (the queue is bounded).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from imad.decision_log.writer import DecisionLog
@@ -70,7 +69,7 @@ class ShadowDebates:
 
     def stats(self) -> dict[str, Any]:
         """The rate, the seed and the runner's counters (for /v1/imad/stats)."""
-        return {"rate": self.sampler.rate, "seed": self.sampler.seed, **asdict(self.runner.stats)}
+        return {"rate": self.sampler.rate, "seed": self.sampler.seed, **self.runner.stats.snapshot()}
 
     def close(self) -> None:
         """Finish the queued debates (their rows amended), then stop."""

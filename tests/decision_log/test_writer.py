@@ -13,7 +13,8 @@ import pytest
 from imad.decision_log import DecisionLog, open_for_reading
 from imad.decision_log.columns import LOG_COLUMNS, LogColumn
 from imad.decision_log.labels import Label, set_label
-from imad.decision_log.schema import SCHEMA_VERSION
+from imad.decision_log.schema import SCHEMA_VERSION, error_kind
+from imad.decision_log.writer import DROP_REASONS, LOG_EVENTS
 from tests.decision_log.rows import decision_row
 
 
@@ -38,7 +39,7 @@ def test_rows_round_trip_with_text(tmp_path):
                 expected = hashlib.sha256(original["question"].encode()).hexdigest()
             assert stored[column.name] == expected, column.name
         assert stored["correct"] is None and stored["label_changes"] is None
-    assert log.stats.written == 5 and log.stats.dropped_total == 0
+    assert log.stats["written"] == 5 and log.stats.group("dropped") == {}
 
 
 def test_without_log_text_the_question_is_a_hash_and_answers_hashes(tmp_path):
@@ -59,7 +60,7 @@ def test_a_repeated_id_is_one_row(tmp_path):
         log.record({**decision_row(3), "p": 0.99})
     back = written(tmp_path / "log.db")
     assert len(back) == 1 and back[0]["p"] == decision_row(3)["p"]
-    assert (log.stats.written, log.stats.duplicates) == (1, 1)
+    assert (log.stats["written"], log.stats["duplicates"]) == (1, 1)
 
 
 def test_max_rows_prunes_the_oldest_and_their_labels(tmp_path):
@@ -74,7 +75,7 @@ def test_max_rows_prunes_the_oldest_and_their_labels(tmp_path):
             log.record(decision_row(index))
     back = written(path)
     assert [row["response_id"] for row in back] == [f"chatcmpl-{index:06d}" for index in range(15, 25)]
-    assert log.stats.pruned == 15 and log.stats.written == 25
+    assert log.stats["pruned"] == 15 and log.stats["written"] == 25
     assert store.connection.execute("SELECT count(*) FROM labels").fetchone()[0] == 0
     store.close()
 
@@ -99,7 +100,7 @@ def test_record_after_close_is_a_counted_drop(tmp_path):
     log = DecisionLog(tmp_path / "log.db")
     log.close()
     assert log.record(decision_row(1)) is False
-    assert log.stats.dropped == {"closed": 1}
+    assert log.stats.group("dropped") == {"closed": 1}
     log.close()
 
 
@@ -110,7 +111,7 @@ def test_a_bad_row_is_dropped_and_its_batch_neighbours_written(tmp_path, caplog)
         log.record({"response_id": "", "time": 1.0})
         log.record(decision_row(2))
     assert [row["response_id"] for row in written(tmp_path / "log.db")] == ["chatcmpl-000002"]
-    assert log.stats.dropped == {"bad_row": 2}
+    assert log.stats.group("dropped") == {"bad_row": 2}
     assert len(caplog.records) == 1 and "not_a_column" in caplog.records[0].getMessage()
 
 
@@ -119,7 +120,7 @@ def test_a_missing_folder_never_raises_and_logs_one_line(tmp_path, caplog):
             DecisionLog(tmp_path / "no" / "such" / "log.db") as log:
         assert all(log.record(decision_row(index)) for index in range(3))
         log.flush()
-    assert log.stats.dropped == {"unwritable": 3} and log.stats.written == 0
+    assert log.stats.group("dropped") == {"unwritable": 3} and log.stats["written"] == 0
     assert len(caplog.records) == 1 and "unable to open" in caplog.records[0].getMessage()
 
 
@@ -132,7 +133,7 @@ def test_a_read_only_database_drops_and_counts(tmp_path, caplog):
         for index in range(1, 4):
             log.record(decision_row(index))
         log.flush()
-    assert log.stats.written == 1 and log.stats.dropped == {"unwritable": 3}
+    assert log.stats["written"] == 1 and log.stats.group("dropped") == {"unwritable": 3}
     assert len(caplog.records) == 1 and "readonly" in caplog.records[0].getMessage()
     assert len(written(tmp_path / "log.db")) == 1
 
@@ -148,8 +149,8 @@ def test_a_full_disk_drops_and_counts(tmp_path, caplog):
         for index in range(1, 6):
             log.record({**decision_row(index), "features": {"x": "x" * 20_000}})
         log.flush()
-    assert log.stats.dropped["unwritable"] >= 1
-    assert log.stats.written + log.stats.dropped_total == 6
+    assert log.stats["dropped_unwritable"] >= 1
+    assert log.stats["written"] + sum(log.stats.group("dropped").values()) == 6
     full = [record for record in caplog.records if "full" in record.getMessage()]
     assert len(caplog.records) == 1 and len(full) == 1
 
@@ -167,7 +168,7 @@ def test_a_locked_database_drops_the_batch_then_recovers(tmp_path, caplog):
         holder.execute("ROLLBACK")
         holder.close()
         log.record(decision_row(2))
-    assert log.stats.dropped == {"busy": 1} and log.stats.written == 2
+    assert log.stats.group("dropped") == {"busy": 1} and log.stats["written"] == 2
     assert "locked" in caplog.records[0].getMessage()
 
 
@@ -179,11 +180,11 @@ def test_a_full_queue_drops_and_counts(tmp_path):
     log = DecisionLog(path, queue_size=2, batch_size=1, busy_timeout_s=30.0)
     accepted = [log.record(decision_row(index)) for index in range(6)]
     assert accepted.count(False) >= 3  # at most one row in the writer, two in the queue
-    assert log.stats.dropped["queue_full"] == accepted.count(False)
+    assert log.stats["dropped_queue_full"] == accepted.count(False)
     holder.execute("ROLLBACK")
     holder.close()
     log.close()
-    assert log.stats.written == accepted.count(True)
+    assert log.stats["written"] == accepted.count(True)
     assert len(written(path)) == accepted.count(True)
 
 
@@ -202,7 +203,7 @@ def test_a_read_only_file_and_folder_drop_and_count(tmp_path, caplog):
     finally:
         tmp_path.chmod(0o755)
         path.chmod(0o644)
-    assert log.stats.dropped == {"unwritable": 1} and len(caplog.records) == 1
+    assert log.stats.group("dropped") == {"unwritable": 1} and len(caplog.records) == 1
     assert len(written(path)) == 1
 
 
@@ -232,5 +233,30 @@ def test_an_amendment_adds_the_shadow_debate_to_its_row(tmp_path, caplog):
     assert stored["debate_answer"] == "sha256:" + hashlib.sha256(b"c").hexdigest()
     assert (stored["debate_prompt_tokens"], stored["critique_prompt_tokens"]) == (4200, 420)
     assert stored["single_answer"] == "sha256:" + hashlib.sha256(b"a").hexdigest()
-    assert log.stats.amended == 1
-    assert log.stats.dropped == {"unknown_id": 1, "bad_row": 2}
+    assert log.stats["amended"] == 1
+    assert log.stats.group("dropped") == {"unknown_id": 1, "bad_row": 2}
+
+
+def test_a_failing_listener_is_noted_once_and_the_rows_are_still_written(tmp_path, caplog):
+    heard = []
+
+    def broken(event: str, count: int) -> None:
+        heard.append(event)
+        raise RuntimeError("metrics are down")
+
+    with caplog.at_level(logging.WARNING, "imad.decision_log"), \
+            DecisionLog(tmp_path / "log.db", on_count=broken) as log:
+        assert all(log.record(decision_row(index)) for index in range(3))
+    assert (log.stats["recorded"], log.stats["written"], len(written(tmp_path / "log.db"))) == (3, 3, 3)
+    assert heard.count("recorded") == 3 and "written" in heard
+    (note,) = [record.getMessage() for record in caplog.records]
+    assert "a counter failed" in note and "RuntimeError: metrics are down" in note
+
+
+@pytest.mark.parametrize(("message", "kind"), [("database is locked", "busy"),
+                                               ("attempt to write a readonly database", "unwritable"),
+                                               ("file is not a database", "damaged"),
+                                               ("no such table: decisions", "other")])
+def test_every_kind_of_write_failure_has_a_declared_drop_count(message, kind):
+    assert error_kind(sqlite3.OperationalError(message)) == kind
+    assert kind in DROP_REASONS and f"dropped_{kind}" in LOG_EVENTS

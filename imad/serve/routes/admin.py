@@ -40,6 +40,6 @@ def decision_log_stats(log: DecisionLog | None) -> dict[str, Any] | None:
     if log is None:
         return None
     stats = log.stats
-    return {"path": str(log.path), "recorded": stats.recorded, "written": stats.written,
-            "duplicates": stats.duplicates, "pruned": stats.pruned, "amended": stats.amended,
-            "dropped": dict(sorted(stats.dropped.items()))}
+    return {"path": str(log.path),
+            **{event: stats[event] for event in ("recorded", "written", "duplicates", "pruned", "amended")},
+            "dropped": dict(sorted(stats.group("dropped").items()))}
