@@ -6,9 +6,9 @@ Starts a real `imad serve --scoring-processes 1` on loopback in front of the loo
 upstream of the fault tests (tests/support/serve_process.py) with the shipped imad-router-v2,
 then reloads alternately imad-router-v1 and imad-router-v2 `--repeats` times each, idle, and
 measures for each reload: from sending `POST /v1/imad/admin/reload` to its 200 (load, validation,
-a new scoring process warmed up, the swap), and, with `--workers N`, until /health of every
-worker names the new router's hash (polled every 20 ms on new connections, so any worker may
-answer).
+the swap; with `--workers N` also the other workers' load and their answers, which the 200
+waits for), and until /health of every worker names the new router's hash (polled every 20 ms
+on new connections, so any worker may answer).
 """
 
 from __future__ import annotations
