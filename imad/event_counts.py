@@ -19,10 +19,11 @@ follow them (`imad.serve.metrics`). `EventCounts` is that idea, once:
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Callable, Iterable
 
-from imad.errors import UnknownEventError
+from imad.errors import ConfigError, UnknownEventError
 
 Listener = Callable[[str, int], None]
 """`on_count(event, n)`: told the event's name and the increment, after the count grew."""
@@ -33,7 +34,7 @@ class EventCounts:
 
     def __init__(self, names: Iterable[str], *, on_count: Listener | None = None,
                  on_listener_error: Callable[[Exception], None] | None = None) -> None:
-        self._counts = dict.fromkeys(names, 0)
+        self._counts = dict.fromkeys(_event_names(names), 0)
         self.on_count = on_count
         """Told each non-zero change (see `Listener`); None: nobody listens."""
         self.on_listener_error = on_listener_error
@@ -46,8 +47,11 @@ class EventCounts:
         return tuple(self._counts)
 
     def add(self, name: str, n: int = 1) -> int:
-        """Grow the count `name` by `n` (≥ 0) and tell the listener; the count after it."""
+        """Grow the count `name` by `n` (≥ 0) and tell the listener; the count after it.
+        `ConfigError` for an `n` that is not a whole number ≥ 0 (a bool, a float, a negative):
+        a count only grows, and a Prometheus counter told a negative step would fail later."""
         self._check(name)
+        n = _increment(n)
         if n == 0:
             return self[name]
         with self._lock:
@@ -85,5 +89,30 @@ class EventCounts:
         self._lock = threading.Lock()
 
     def _check(self, name: str) -> None:
-        if name not in self._counts:
+        if not isinstance(name, str) or name not in self._counts:
             raise UnknownEventError(name, self.names)
+
+
+def _event_names(names: Iterable[str]) -> tuple[str, ...]:
+    """The declared names: an iterable of distinct non-empty strings (a string alone would be
+    read as its letters)."""
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+        raise ConfigError("names", f"expected a list of event names, got {type(names).__name__}")
+    listed = tuple(names)
+    bad = [name for name in listed if not isinstance(name, str) or not name]
+    if bad or len(set(listed)) != len(listed):
+        what = f"{bad[0]!r}" if bad else "a name twice"
+        raise ConfigError("names", f"expected distinct non-empty strings, got {what}")
+    return listed
+
+
+def _increment(n: int) -> int:
+    try:
+        if isinstance(n, bool):
+            raise TypeError
+        n = operator.index(n)
+    except TypeError:
+        raise ConfigError("n", f"expected a whole number ≥ 0, got {n!r}") from None
+    if n < 0:
+        raise ConfigError("n", f"a count only grows: expected a whole number ≥ 0, got {n}")
+    return n

@@ -233,6 +233,18 @@ def test_apply_keeps_non_finite_and_integer_scores(calibrator) -> None:
     assert out.shape == (3,) and np.isnan(out[2]) and np.all((out[:2] >= 0) & (out[:2] <= 1))
 
 
+OUT_OF_RANGE = [("negative", [-3.0], 0.0), ("above 1", [7.0], 1.0),
+                ("uint8 255", np.array([255], np.uint8), 1.0), ("-inf stays", [-float("inf")], -float("inf"))]
+
+
+@pytest.mark.parametrize("calibrator", APPLIERS, ids=[c.kind for c in APPLIERS])
+@pytest.mark.parametrize("name,scores,edge", OUT_OF_RANGE, ids=[c[0] for c in OUT_OF_RANGE])
+def test_apply_never_returns_a_probability_outside_0_1(calibrator, name, scores, edge) -> None:
+    """A finite score outside [0, 1] maps as its nearest edge does (prior_shift gave -0.23 for
+    -3 and identity 255 for a uint8 255); a non-finite one stays non-finite."""
+    assert calibrator.apply(scores)[0] == pytest.approx(calibrator.apply([edge])[0], nan_ok=True)
+
+
 PARAMETER_CASES = [
     ("Fraction slope", lambda: PlattCalibrator(Fraction(1, 2), 0.0), "calibrator.slope: must be an int "
      "or a float, got a Fraction"),

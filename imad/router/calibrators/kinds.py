@@ -42,7 +42,7 @@ class IdentityCalibrator(Calibrator):
     labelled: ClassVar[bool] = False
 
     def apply(self, raw_scores: np.ndarray) -> np.ndarray:
-        return np.array(real_array(raw_scores, "raw_scores"), dtype=np.float64)
+        return _unit(real_array(raw_scores, "raw_scores"))
 
     @classmethod
     def fit(cls, raw: np.ndarray, labels: np.ndarray | None, record: CalibrationRecord, *,
@@ -156,7 +156,8 @@ class PriorShiftCalibrator(Calibrator):
     labelled: ClassVar[bool] = False
 
     def apply(self, raw_scores: np.ndarray) -> np.ndarray:
-        return shift_prior(real_array(raw_scores, "raw_scores"), self.training_prior, self.target_prior)
+        raw = _unit(real_array(raw_scores, "raw_scores"))
+        return np.where(np.isfinite(raw), shift_prior(raw, self.training_prior, self.target_prior), raw)
 
     @classmethod
     def fit(cls, raw: np.ndarray, labels: np.ndarray | None, record: CalibrationRecord, *,
@@ -171,3 +172,9 @@ class PriorShiftCalibrator(Calibrator):
 
 
 IDENTITY = IdentityCalibrator()
+
+
+def _unit(raw: np.ndarray) -> np.ndarray:
+    """Finite scores clipped to [0, 1], as the logit and the isotonic knots clip them, so no
+    calibrator returns a "probability" of -0.2 for a damaged score; non-finite ones stay."""
+    return np.where(np.isfinite(raw), np.clip(raw, 0.0, 1.0), raw)
