@@ -8,7 +8,9 @@ completion, so a warehouse can de-duplicate on `id`).
 JSON lines keep the JSON columns (reasons, features, tokens) as JSON values; Parquet stores
 them as JSON text (their keys differ between routers, which a fixed Parquet struct cannot
 hold). Parquet needs pyarrow (`pip install 'imad[parquet]'`). A file is written to a
-temporary name beside `--out` and renamed, so a failed export never leaves half a file.
+temporary name beside `--out` and renamed, so a failed export never leaves half a file; a link
+is followed (its target is replaced, not the link), a device or FIFO (`/dev/null`,
+`/dev/stdout`) is written in place, and the log itself (or its journal) is refused as `--out`.
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ def export_log(store: LogStore, fmt: str, out: str | Path | None, *,
     if fmt == "parquet":
         if out is None:
             raise ConfigError("--out", "Parquet is binary: give --out FILE.parquet")
-        return _atomic(Path(out), "wb", lambda handle: write_parquet(store, rows, handle))
+        return _atomic(Path(out), store.path, "wb", lambda handle: write_parquet(store, rows, handle))
     if out is None:
         return write_jsonl(rows, sys.stdout)
-    return _atomic(Path(out), "w", lambda handle: write_jsonl(rows, handle))
+    return _atomic(Path(out), store.path, "w", lambda handle: write_jsonl(rows, handle))
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], handle: IO[str]) -> int:
@@ -76,23 +78,57 @@ def write_parquet(store: LogStore, rows: Iterator[dict[str, Any]], handle: IO[by
     return len(records)
 
 
-def _atomic(path: Path, mode: str, write) -> int:
-    """Run `write(handle)` on a temporary file beside `path`, then rename it onto `path`."""
-    folder = path.parent if str(path.parent) else Path(".")
+def _atomic(path: Path, log: Path, mode: str, write) -> int:
+    """Run `write(handle)` on a temporary file beside `path`'s target, then rename it onto
+    that target (a device or FIFO is written in place: renaming onto `/dev/null` as root would
+    replace the device with a file)."""
     if path.is_dir():
         raise DecisionLogError(f"--out {path} is a directory; give a file name")
+    encoding = {"encoding": "utf-8"} if "b" not in mode else {}
+    if path.exists() and not path.is_file():
+        try:
+            with open(path, mode, **encoding) as handle:
+                return write(handle)
+        except OSError as error:
+            raise DecisionLogError(f"cannot write --out {path}: {error.strerror or error}") from error
+    target = Path(os.path.realpath(path))
+    folder = target.parent
+    if _is_the_log(target, Path(os.path.realpath(log))):
+        raise ConfigError("--out", f"{path} is the decision log being exported (or its journal); "
+                          "give another file")
     try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
     except OSError as error:
         raise DecisionLogError(f"cannot write --out {path}: {error.strerror or error} (is "
                                f"{folder} an existing, writable folder?)") from error
     try:
-        with os.fdopen(descriptor, mode, **({"encoding": "utf-8"} if "b" not in mode else {})) as handle:
+        os.fchmod(descriptor, _permissions(target))
+        with os.fdopen(descriptor, mode, **encoding) as handle:
             count = write(handle)
-        os.replace(temporary, path)
+        os.replace(temporary, target)
         return count
     except OSError as error:
         raise DecisionLogError(f"cannot write --out {path}: {error.strerror or error}") from error
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+
+
+def _is_the_log(target: Path, log: Path) -> bool:
+    """Whether writing `target` would overwrite the SQLite log or one of its side files."""
+    if target in (log, *(log.with_name(log.name + end) for end in ("-wal", "-shm", "-journal"))):
+        return True
+    try:
+        return target.exists() and os.path.samefile(target, log)  # a hard link to it
+    except OSError:
+        return False
+
+
+def _permissions(target: Path) -> int:
+    """An existing file's permission bits, or a new file's under the umask (mkstemp's 0o600
+    would hide an export from the warehouse's reader)."""
+    if target.exists():
+        return target.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

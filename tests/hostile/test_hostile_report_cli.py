@@ -4,6 +4,10 @@ line in plain words naming the flag or path, no traceback, and nothing half-writ
 
 from __future__ import annotations
 
+import json
+import os
+import stat
+
 import pytest
 
 from imad.cli.main import main
@@ -84,3 +88,47 @@ def test_an_unknown_format_is_a_usage_error(log, capsys):
         main(["log", "export", "--log", str(log), "--format", "csv"])
     assert caught.value.code == 2
     assert "invalid choice: 'csv'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["the log", "its -wal", "its -journal", "a hard link to it",
+                                  "a symbolic link to it"])
+def test_export_never_overwrites_the_log_it_reads(kind, log, capsys):
+    """`--out` naming the log (issue: `--out log.db` replaced the log by its JSON lines, exit 0)."""
+    before = log.read_bytes()
+    out = {"the log": log, "its -wal": log.with_name(log.name + "-wal"),
+           "its -journal": log.with_name(log.name + "-journal")}.get(kind, log.with_name("alias.db"))
+    if kind == "a hard link to it":
+        os.link(log, out)
+    elif kind == "a symbolic link to it":
+        out.symlink_to(log)
+    line = failed(["log", "export", "--log", str(log), "--format", "jsonl", "--out", str(out)], 2,
+                  capsys)
+    assert f"--out: {out} is the decision log being exported" in line
+    assert log.read_bytes() == before
+
+
+def test_export_into_a_fifo_writes_through_it(log, tmp_path, capsys):
+    """A device or FIFO (`/dev/null`, `/dev/stdout`) is written in place, never renamed over:
+    as root the rename replaced the device itself with a plain file."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        assert main(["log", "export", "--log", str(log), "--format", "jsonl", "--out", str(fifo)]) == 0
+        lines = os.read(reader, 1 << 20).decode().splitlines()
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert [json.loads(line)["response_id"] for line in lines] == [f"chatcmpl-{i:06d}" for i in range(4)]
+    assert "exported 4 decisions" in capsys.readouterr().err
+
+
+def test_export_through_a_symbolic_link_replaces_its_target_and_keeps_the_link(log, tmp_path, capsys):
+    target = tmp_path / "real.jsonl"
+    target.write_text("old\n")
+    target.chmod(0o644)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    assert main(["log", "export", "--log", str(log), "--format", "jsonl", "--out", str(link)]) == 0
+    assert link.is_symlink() and len(target.read_text().splitlines()) == 4
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
