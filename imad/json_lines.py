@@ -66,8 +66,9 @@ def read_lines_file(path: Path, *, what: str = "", max_bytes: int = DEFAULT_MAX_
     return data[len(BYTE_ORDER_MARK):] if data.startswith(BYTE_ORDER_MARK) else data
 
 
-def decode_json_object(raw: bytes) -> dict[str, Any]:
-    """One line's bytes → a JSON object, or a `DatasetError` saying what the line holds instead."""
+def decode_json_object(raw: bytes, *, unique_keys: bool = False) -> dict[str, Any]:
+    """One line's bytes → a JSON object, or a `DatasetError` saying what the line holds instead
+    (`unique_keys`: also for an object naming a key twice)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -75,7 +76,7 @@ def decode_json_object(raw: bytes) -> dict[str, Any]:
                            "convert the file to UTF-8") from error
     try:
         value = loads_untrusted(text, max_bytes=max(len(raw), 1), allow_nan=True,
-                                check_strings=False)
+                                check_strings=False, unique_keys=unique_keys)
     except UntrustedJSONError as error:  # not JSON, a 5,000-digit number, 100,000 nested [, NaN
         raise DatasetError(f"not valid JSON ({error})") from error
     if not isinstance(value, dict):

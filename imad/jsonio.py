@@ -48,7 +48,7 @@ class UntrustedJSONError(ValueError):
 def loads_untrusted(data: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES,
                     max_depth: int = DEFAULT_MAX_DEPTH,
                     max_int_digits: int = DEFAULT_MAX_INT_DIGITS, allow_nan: bool = False,
-                    check_strings: bool = True) -> Any:
+                    check_strings: bool = True, unique_keys: bool = False) -> Any:
     """The value of the JSON text `data`, or UntrustedJSONError saying why it was refused.
 
     Bytes must be UTF-8 (a leading byte-order mark is skipped); a string must be valid Unicode.
@@ -56,14 +56,16 @@ def loads_untrusted(data: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES,
     metrics); every numeric field read from them must still be checked finite by its reader.
     `check_strings=False` leaves lone surrogates from `\\ud800` escapes to a caller that refuses
     them field by field with a more precise message (request bodies, dataset lines) or keeps
-    them (a corpus stores a model's raw text as it came).
+    them (a corpus stores a model's raw text as it came). `unique_keys` refuses an object that
+    names a key twice (`{"correct": true, "correct": false}`), which `json` reads as its last.
     """
     text = _text_of(data, max_bytes)
     _check_depth(text, max_depth)
     try:
         value = json.loads(text, parse_constant=float if allow_nan else _refuse_constant,
                            parse_int=lambda literal: _bounded_int(literal, max_int_digits),
-                           parse_float=float if allow_nan else _finite_float)
+                           parse_float=float if allow_nan else _finite_float,
+                           object_pairs_hook=_unique_object if unique_keys else None)
     except json.JSONDecodeError as error:
         raise UntrustedJSONError(f"{error.msg} at line {error.lineno} column {error.colno}") from None
     except RecursionError:  # unreachable after _check_depth, kept so no RecursionError escapes
@@ -76,7 +78,7 @@ def loads_untrusted(data: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES,
 def read_untrusted_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES,
                         max_depth: int = DEFAULT_MAX_DEPTH,
                         max_int_digits: int = DEFAULT_MAX_INT_DIGITS, allow_nan: bool = False,
-                    check_strings: bool = True) -> Any:
+                    check_strings: bool = True, unique_keys: bool = False) -> Any:
     """The JSON value in the regular file `path` (see `read_regular_file`, `loads_untrusted`).
 
     Raises OSError when the file cannot be opened and UntrustedJSONError for everything else.
@@ -171,6 +173,15 @@ def _finite_float(literal: str) -> float:
         shown = literal if len(literal) <= 20 else literal[:20] + "…"
         raise UntrustedJSONError(f"the number {shown} is beyond the range of a float "
                                  "(strict JSON has no Infinity)")
+    return value
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise UntrustedJSONError(f"an object names the key {repeated!r} twice")
     return value
 
 

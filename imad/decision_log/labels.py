@@ -9,7 +9,8 @@ still sees how often labels moved.
 A bulk label file (`imad log label`) is JSON lines, one `{"id", "correct", "source"?,
 "debate_correct"?}` per line, applied all or nothing: every line is checked first (JSON, keys,
 types, duplicates, ids present in the log) and any problem refuses the whole file with a report
-naming each bad line, so a half-imported file never skews a report. Its `source` defaults to
+naming each bad line, so a half-imported file never skews a report (a line naming a key twice
+is one of them: which of its two values was meant?). Its `source` defaults to
 `gold`: a file is usually a reviewed sample, not a user's click.
 """
 
@@ -28,6 +29,7 @@ from imad.decision_log.schema import LABEL_SOURCES
 from imad.decision_log.store import LogStore, read_error
 from imad.errors import DatasetError, LabelFileError, UnknownDecisionError
 from imad.json_lines import decode_json_object, json_type, read_lines_file
+from imad.text import first_lone_surrogate
 
 LABEL_FILE_MAX_BYTES = 256 * 1024 * 1024
 """Largest label file read (≈ 3 million labels); split a bigger one."""
@@ -99,7 +101,7 @@ def read_label_file(path: str | Path, *, max_bytes: int = LABEL_FILE_MAX_BYTES
         if not raw.strip():
             continue
         try:
-            label = parse_label(decode_json_object(raw), default_source=FILE_SOURCE)
+            label = parse_label(decode_json_object(raw, unique_keys=True), default_source=FILE_SOURCE)
         except DatasetError as error:
             problems.append((number, str(error)))
             continue
@@ -129,6 +131,10 @@ def parse_label(value: dict[str, Any], *, default_source: str = "user") -> Label
                            f"{_shown(value, 'id')}")
     if len(decision_id) > MAX_ID_CHARS:
         raise DatasetError(f"id is {len(decision_id)} characters, over the limit of {MAX_ID_CHARS}")
+    surrogate = first_lone_surrogate(decision_id)
+    if surrogate is not None:  # SQLite cannot store it: "this is a bug in imad" before
+        raise DatasetError(f"id holds a lone surrogate U+{ord(decision_id[surrogate]):04X} at "
+                           f"character {surrogate + 1} (not valid Unicode text)")
     correct = value.get("correct")
     if not isinstance(correct, bool):
         raise DatasetError(f"correct must be true or false, not {_shown(value, 'correct')}")

@@ -39,6 +39,13 @@ TABLE = [
      ["line 2: id 'chatcmpl-000000' is labelled again (first on line 1)"]),
     ("an id too long", '{"id": "' + "x" * 300 + '", "correct": true}\n', ["over the limit of 256"]),
     ("no labels", "\n\n", ["the file holds no labels"]),
+    # were "unexpected UnicodeEncodeError … this is a bug in imad", and a silent last-one-wins
+    ("a lone surrogate in the id", '{"id": "chatcmpl-\\ud800", "correct": true}\n',
+     ["line 1: id holds a lone surrogate U+D800 at character 10"]),
+    ("correct given twice", '{"id": "chatcmpl-000000", "correct": true, "correct": false}\n',
+     ["line 1: not valid JSON (an object names the key 'correct' twice)"]),
+    ("id given twice", '{"id": "chatcmpl-000000", "id": "chatcmpl-000001", "correct": true}\n',
+     ["line 1: not valid JSON (an object names the key 'id' twice)"]),
     ("many bad lines", "".join(f'{{"id": "chatcmpl-000000", "correct": {i}}}\n' for i in range(30)),
      ["30 bad line(s)", "line 20:", "… and 10 more"]),
 ]
