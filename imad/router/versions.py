@@ -55,6 +55,8 @@ def next_version_path(path: Path) -> Path:
 def new_checkpoint_path(source_path: Path, out: str | Path | None, overwrite: bool) -> Path:
     """Where a new version of `source_path` goes: `out`, else the next version; never the source
     itself, a non-empty directory only with `overwrite`, and somewhere a directory can be made."""
+    if out is not None and not str(out).strip():  # `--out "$UNSET"`: the current directory
+        raise ConfigError(OUT, "is empty; give the new checkpoint's directory")
     destination = Path(out) if out is not None else next_version_path(source_path)
     if destination.resolve() == source_path.resolve():
         raise ConfigError(OUT, "the new checkpoint must not replace the one it comes from")
@@ -91,7 +93,8 @@ def save_version(router: Router, config: RouterConfig, destination: Path,
     from imad.router.router import Router
 
     try:
-        router.with_config(config.renamed(destination.name)).save(destination)
+        # resolved: `--out .` names the router after the folder, not ""
+        router.with_config(config.renamed(destination.resolve().name)).save(destination)
     except OSError as error:
         raise CheckpointError(f"cannot write the new checkpoint to {destination}: "
                               f"{error.strerror or error}") from None

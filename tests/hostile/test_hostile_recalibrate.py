@@ -86,6 +86,8 @@ OUT_CASES = [
     ("a file", lambda t: _file(t / "taken"), "is a file, not a directory"),
     ("under a file", lambda t: _file(t / "taken") / "inside", "which is a file"),
     ("in /proc", lambda t: Path("/proc/imad-calibrated"), "cannot make a directory in /proc"),
+    ("empty", lambda t: "", "is empty; give the new checkpoint's directory"),
+    ("blank", lambda t: " ", "is empty; give the new checkpoint's directory"),
 ]
 
 
@@ -163,3 +165,28 @@ def test_an_evaluation_in_which_every_call_failed_exits_3(tmp_path, capsys):
     assert "error: every one of the 10 LLM calls failed, so nothing was scored" in err
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["datasets"]["questions"]["failures"] == {"llm_error": 10}
+
+
+@pytest.mark.parametrize("target", [["--recalibrate", "platt"], ["--target-trigger-rate", "0.2"]],
+                         ids=["recalibrate", "tau"])
+def test_an_empty_out_with_overwrite_leaves_the_current_folder_alone(tmp_path, capsys, monkeypatch,
+                                                                      target):
+    """`--out "$UNSET" --overwrite` wrote config.json and README.md into the current folder."""
+    corpus = _corpus(tmp_path, [0, 1] * 10)
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "README.md").write_text("mine")
+    monkeypatch.chdir(work)
+    assert main(["calibrate", *target, "--corpus", str(corpus), "--out", "", "--overwrite"]) == 2
+    assert "error: out (--out): is empty" in capsys.readouterr().err
+    assert sorted(p.name for p in work.iterdir()) == ["README.md"]
+    assert (work / "README.md").read_text() == "mine"
+
+
+def test_out_dot_names_the_new_router_after_its_folder(tmp_path, capsys, monkeypatch):
+    corpus = _corpus(tmp_path, [0, 1] * 10)
+    work = tmp_path / "my-router"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert main(["calibrate", "--recalibrate", "platt", "--corpus", str(corpus), "--out", "."]) == 0
+    assert json.loads((work / "config.json").read_text())["name"] == "my-router"
