@@ -50,4 +50,23 @@ def decision_log_from_args(args: argparse.Namespace) -> DecisionLog | None:
                 raise ConfigError(flag, "applies to the decision log, which --decision-log PATH "
                                         "turns on: add it or drop this flag")
         return None
+    if not args.decision_log.strip():  # `--decision-log "$UNSET"`
+        raise ConfigError("--decision-log", "is empty; give the path of the log file")
+    _check_writable(args.decision_log)
     return DecisionLog(args.decision_log, log_text=args.log_text, max_rows=max_rows)
+
+
+def _check_writable(path: str) -> None:
+    """Open the log once for writing, so a place no log can be written (a missing folder,
+    /proc) is an error before the one question's LLM call, not a row silently dropped (a
+    server, which outlives a full disk, drops and counts rows instead)."""
+    import sqlite3
+
+    from imad.decision_log.store import open_store
+    from imad.errors import DecisionLogError
+
+    try:
+        open_store(path).close()
+    except sqlite3.Error as error:
+        raise DecisionLogError(f"--decision-log {path}: cannot open it for writing ({error}); "
+                               "give a path in an existing, writable folder") from None

@@ -24,7 +24,9 @@ only the last transactions on a power cut; FULL costs an fsync per batch.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,16 +60,25 @@ def error_kind(error: sqlite3.Error) -> str:
 
 
 def check_header(path: Path) -> None:
-    """A non-empty file that does not start with SQLite's header is refused before SQLite sees it."""
+    """A non-empty file that does not start with SQLite's header is refused before SQLite sees
+    it; so is a path under a file, and one that is not a regular file (reading a FIFO's header
+    would wait for ever; /dev/null would pass for an empty log that drops every row)."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(SQLITE_HEADER))
-    except IsADirectoryError as error:
-        raise DecisionLogError(f"decision log {path} is a directory, not a file") from error
+        mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode):
+            with open(path, "rb") as handle:
+                head = handle.read(len(SQLITE_HEADER))
     except FileNotFoundError:
         return
+    except NotADirectoryError as error:
+        raise DecisionLogError(f"decision log {path} lies under a file, not in a folder") from error
     except PermissionError:
         return  # SQLite will say it cannot open the file; the writer counts that as unwritable
+    if stat.S_ISDIR(mode):
+        raise DecisionLogError(f"decision log {path} is a directory, not a file")
+    if not stat.S_ISREG(mode):
+        raise DecisionLogError(f"decision log {path} is not a regular file (a FIFO, a device or a "
+                               "socket); give the path of a file")
     if head and head != SQLITE_HEADER:
         raise DecisionLogFormatError(f"{path} is not a SQLite database (its first bytes are "
                                      f"{head[:8]!r}); give --log a decision log imad wrote")
