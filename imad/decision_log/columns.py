@@ -12,12 +12,14 @@ A codec says how a Python value travels into SQLite and back: `plain` as is, `bo
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from imad.decide.schema import FIELD, Field, fields_of
 from imad.jsonio import loads_untrusted
+from imad.text import first_lone_surrogate
 
 ID = FIELD["id"].key("log")
 """The column holding the completion id: unique, what labels and feedback name."""
@@ -58,10 +60,25 @@ class LogColumn:
         """The value as SQLite stores it (None stays NULL)."""
         if value is None:
             return None
-        if self.codec == "bool":
-            return int(bool(value))
+        if self.codec == "bool":  # bool("no") is True: only true/false (or 0/1) are a boolean
+            if isinstance(value, str) or value not in (0, 1):
+                raise ValueError(f"{self.name}: expected true or false, got {value!r}"[:120])
+            return int(value)
         if self.codec == "json":
             return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return self._plain(value)
+
+    def _plain(self, value: Any) -> Any:
+        """A value SQLite can hold in this column, or ValueError (the writer drops the row and
+        counts it: an int past 64 bits or a lone surrogate made SQLite raise on the writer
+        thread, which died and took the whole batch and every later row with it). A non-finite
+        REAL is NULL, as SQLite stores NaN: an exported ±inf is not JSON."""
+        if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+            raise ValueError(f"{self.name}: the integer {str(value)[:20]}… does not fit 64 bits")
+        if isinstance(value, float) and not math.isfinite(value) and self.sqlite_type == "REAL":
+            return None
+        if isinstance(value, str) and first_lone_surrogate(value) is not None:
+            raise ValueError(f"{self.name}: the text holds a lone surrogate (not valid Unicode)")
         return value
 
     def decode(self, value: Any) -> Any:

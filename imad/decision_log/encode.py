@@ -9,10 +9,11 @@ tell whether a debate changed an answer without the log holding what users asked
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from imad.decision_log.columns import ID, LogColumn
+from imad.decision_log.columns import ID, TIME, LogColumn
 from imad.decision_log.store import SYNCHRONOUS_MODES
 from imad.errors import ConfigError
 
@@ -20,11 +21,19 @@ TEXT_COLUMNS = ("single_answer", "debate_answer")
 HASH_PREFIX = "sha256:"
 MAX_COUNT = 1_000_000_000
 """Largest max_rows, queue or batch size accepted (a billion rows is ~2 TB of log)."""
+LATEST_TIME = 32_503_680_000.0
+"""3000-01-01 in unix seconds (`imad report --since` refuses later times too)."""
 
 
 def encode_row(row: Mapping[str, Any], columns: Sequence[LogColumn], *, log_text: bool
                ) -> tuple[Any, ...]:
-    """The row's values in column order (NULL where it has none)."""
+    """The row's values in column order (NULL where it has none); ValueError for a row whose
+    time is not unix seconds in [1970, 3000) (every reader windows and sorts by it: a NULL or
+    1e20 time broke the report)."""
+    moment = row.get(TIME)
+    if isinstance(moment, bool) or not isinstance(moment, (int, float)) \
+            or not (math.isfinite(moment) and 0 <= moment < LATEST_TIME):
+        raise ValueError(f"{TIME} must be unix seconds between 1970 and 3000, got {moment!r}"[:120])
     values = encode_values(row, columns, log_text=log_text)
     return tuple(values.get(column.name) for column in columns)
 

@@ -5,6 +5,7 @@ when it opens (a wrong path, before serving), with the same typed errors."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -194,6 +195,46 @@ def test_a_row_that_is_not_a_mapping_is_a_counted_drop(row, tmp_path):
     with DecisionLog(tmp_path / "log.db") as log:
         assert log.record(row) is False
     assert log.stats.group("dropped") == {"bad_row": 1}
+
+
+BAD_VALUES = [  # a value the log cannot hold: that row is dropped and counted, no other
+    ("critique_prompt_tokens", 10**30),   # SQLite's OverflowError killed the writer thread
+    ("served_model", "gpt-\ud800"),       # UnicodeEncodeError, the same
+    ("response_id", "chatcmpl-\udfff"),
+    ("time", float("nan")),               # stored NULL: `imad report` crashed (TypeError)
+    ("time", None),
+    ("time", 1e20),                       # OverflowError in the report
+    ("time", "x"),                        # ArrowInvalid in the Parquet export
+    ("time", -1.0),
+    ("escalated", "no"),                  # bool("no") is True: stored as escalated
+    ("ood", 2),
+]
+
+
+@pytest.mark.parametrize(("column", "value"), BAD_VALUES, ids=[f"{c}={v!r}"[:40] for c, v in BAD_VALUES])
+def test_a_value_the_log_cannot_hold_drops_that_row_only(column, value, tmp_path, capsys):
+    path = tmp_path / "log.db"
+    with DecisionLog(path) as log:
+        for index in range(3):
+            log.record(decision_row(index))
+        log.record({**decision_row(9), column: value})
+        log.flush()
+        log.record(decision_row(4))  # the writer thread is still alive
+    assert log.stats["written"] == 4 and log.stats.group("dropped") == {"bad_row": 1}
+    for argv in (["report", "--log", str(path), "--json"],
+                 ["log", "export", "--log", str(path), "--format", "jsonl"]):
+        assert main(argv) == 0
+    assert capsys.readouterr().out.count('"response_id"') == 4
+
+
+def test_a_non_finite_real_is_stored_as_null_and_exports(tmp_path, capsys):
+    """p = inf was stored as inf, and `imad log export` failed on it with a traceback."""
+    path = tmp_path / "log.db"
+    with DecisionLog(path) as log:
+        log.record({**decision_row(0), "p": float("inf"), "confidence": float("-inf")})
+    assert main(["log", "export", "--log", str(path), "--format", "jsonl"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["p"] is None and row["confidence"] is None and row["raw"] == decision_row(0)["raw"]
 
 
 @pytest.mark.parametrize(("column", "value"), [("features", "[" * 5000), ("reasons", "{not json"),
