@@ -25,6 +25,8 @@ ID = FIELD["id"].key("log")
 """The column holding the completion id: unique, what labels and feedback name."""
 TIME = FIELD["time"].key("log")
 """When the decision was made, unix seconds (UTC): windows, --since and pruning read it."""
+LATEST_TIME = 32_503_680_000.0
+"""3000-01-01 in unix seconds: a row's time is in [1970, 3000), as `--since` is."""
 MODEL = FIELD["served_model"].key("log")
 """The served model name (the report's by-model rows, --model)."""
 ESCALATED = FIELD["escalate"].key("log")
@@ -87,9 +89,13 @@ class LogColumn:
         if value is None:
             return None
         if self.codec == "bool":
+            if isinstance(value, (str, bytes)) or value not in (0, 1):
+                raise TypeError(f"{self.name} holds {value!r}, not 0 or 1")
             return bool(value)
         if self.codec == "json":  # a log file may come from anywhere: read it as untrusted
             return loads_untrusted(value, max_bytes=max(len(value), 1) * 4)
+        if self.sqlite_type in ("REAL", "INTEGER") and isinstance(value, (str, bytes)):
+            raise TypeError(f"{self.name} holds the text {value[:40]!r}, not a number")
         return value
 
 

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from imad.decision_log.columns import ID, TIME, LogColumn
+from imad.decision_log.columns import ID, LATEST_TIME, TIME, LogColumn
 from imad.decision_log.store import SYNCHRONOUS_MODES
 from imad.errors import ConfigError
 
@@ -21,8 +21,6 @@ TEXT_COLUMNS = ("single_answer", "debate_answer")
 HASH_PREFIX = "sha256:"
 MAX_COUNT = 1_000_000_000
 """Largest max_rows, queue or batch size accepted (a billion rows is ~2 TB of log)."""
-LATEST_TIME = 32_503_680_000.0
-"""3000-01-01 in unix seconds (`imad report --since` refuses later times too)."""
 
 
 def encode_row(row: Mapping[str, Any], columns: Sequence[LogColumn], *, log_text: bool

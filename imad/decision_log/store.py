@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 from urllib.request import pathname2url
 
-from imad.decision_log.columns import ID, LOG_COLUMNS, MODEL, TIME, LogColumn, check_columns
+from imad.decision_log.columns import (
+    ID,
+    LATEST_TIME,
+    LOG_COLUMNS,
+    MODEL,
+    TIME,
+    LogColumn,
+    check_columns,
+)
 from imad.decision_log.schema import (
     check_header,
     check_meta,
@@ -116,6 +124,9 @@ class LogStore:
             try:
                 row = {column.name: column.decode(value)
                        for column, value in zip(readable, values[:width], strict=True)}
+                moment = row.get(TIME, 0.0)
+                if TIME in row and (moment is None or not 0 <= moment < LATEST_TIME):
+                    raise TypeError(f"{TIME} holds {moment!r}, not unix seconds in [1970, 3000)")
             except (UntrustedJSONError, TypeError) as error:
                 raise DecisionLogFormatError(f"decision log {self.path}: a row holds a value imad "
                                              f"did not write ({error}); the file is damaged") from error

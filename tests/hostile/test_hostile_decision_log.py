@@ -245,3 +245,35 @@ def test_a_json_column_imad_did_not_write_is_one_error_line(column, value, tmp_p
     assert main(["log", "export", "--log", str(log), "--format", "jsonl"]) == 3
     err = capsys.readouterr().err
     assert "a row holds a value imad did not write" in err and "Traceback" not in err
+
+
+EDITED = [  # a value imad never writes, put there by hand or by another program
+    ("time", None, "time holds None"),          # TypeError in the report, "a bug in imad"
+    ("time", "x", "time holds the text 'x'"),   # ArrowInvalid in the Parquet export
+    ("time", 1e20, "time holds 1e+20"),         # OverflowError in the report
+    ("p", "abc", "p holds the text 'abc'"),     # ValueError in the report and calibrate
+    ("raw", "abc", "raw holds the text 'abc'"),
+    ("escalated", 5, "escalated holds 5, not 0 or 1"),    # was read as true
+    ("ood", "maybe", "ood holds 'maybe', not 0 or 1"),
+]
+
+
+READERS = {"report": ["report", "--json"], "jsonl": ["log", "export", "--format", "jsonl"],
+           "parquet": ["log", "export", "--format", "parquet", "--out", "x.parquet"]}
+
+
+@pytest.mark.parametrize(("column", "value", "message"), EDITED, ids=[f"{c}={v!r}" for c, v, _ in EDITED])
+@pytest.mark.parametrize("reader", READERS)
+def test_a_plain_column_imad_did_not_write_is_one_error_line(reader, column, value, message,
+                                                             tmp_path, capsys, monkeypatch):
+    if reader == "parquet":
+        pytest.importorskip("pyarrow")
+    if reader == "report" and column == "raw":
+        pytest.skip("the report card does not read raw")
+    monkeypatch.chdir(tmp_path)
+    log = valid_log(tmp_path / "log.db")
+    sql(log, f"UPDATE decisions SET {column} = ?", (value,))
+    assert main([*READERS[reader], "--log", str(log)]) == 3
+    err = capsys.readouterr().err
+    assert "a row holds a value imad did not write" in err and message in err
+    assert "bug in imad" not in err and not (tmp_path / "x.parquet").exists()
