@@ -6,6 +6,7 @@ import copy
 import warnings
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,7 +191,6 @@ def test_the_good_section_loads() -> None:
 def test_a_checkpoint_with_a_damaged_calibrator_does_not_load(tmp_path, name, data) -> None:
     import json
     import shutil
-    from pathlib import Path
 
     from imad.router import Router
 
@@ -295,7 +295,6 @@ def test_an_increasing_map_loads_quietly_and_its_card_says_nothing_of_decreasing
 
 def _shipped_config() -> dict:
     import json
-    from pathlib import Path
 
     source = Path(__file__).resolve().parents[2] / "checkpoints" / "imad-router-v2"
     return json.loads((source / "config.json").read_text())
@@ -304,10 +303,22 @@ def _shipped_config() -> dict:
 def _shipped_copy(tmp_path, config: dict):
     import json
     import shutil
-    from pathlib import Path
 
     source = Path(__file__).resolve().parents[2] / "checkpoints" / "imad-router-v2"
     target = tmp_path / "copy"
     shutil.copytree(source, target)
     (target / "config.json").write_text(json.dumps(config))
     return target
+
+
+@pytest.mark.parametrize("sources", [None, 5, "medqa.jsonl", b"x", ["a", None], Path("a.jsonl")],
+                         ids=["None", "int", "a string alone", "bytes", "a None inside", "a Path alone"])
+def test_sources_that_are_not_a_list_of_names_are_refused(sources) -> None:
+    """None and 5 were a bare TypeError; "medqa.jsonl" was recorded as 11 one-letter sources."""
+    with pytest.raises(ConfigError, match="^sources: expected a list of file or data set names"):
+        fit_calibrator(GOOD_SCORES, GOOD_LABELS, "platt", sources=sources)
+
+
+def test_sources_are_recorded_as_given() -> None:
+    fitted = fit_calibrator(GOOD_SCORES, GOOD_LABELS, "platt", sources=("a.jsonl", Path("b.jsonl")))
+    assert fitted.fitted_on.sources == ("a.jsonl", "b.jsonl")

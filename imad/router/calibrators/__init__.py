@@ -16,6 +16,7 @@ the checkpoint section and the model card's parameter line follow from the class
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,7 +100,10 @@ def fit_calibrator(scores: Sequence[float] | np.ndarray, labels: Sequence[int] |
     method = method.replace("-", "_") if isinstance(method, str) else method
     method = check_value(method, Options(*CALIBRATION_METHODS), "method")
     raw = check_scores(scores)
-    sources = tuple(str(source) for source in sources)
+    if isinstance(sources, (str, bytes)) or not isinstance(sources, (list, tuple)) \
+            or not all(isinstance(source, (str, os.PathLike)) for source in sources):
+        raise ConfigError("sources", f"expected a list of file or data set names, got {sources!r}"[:160])
+    sources = tuple(str(os.fspath(source)) for source in sources)
     if method in SELECTORS:
         y = check_labels(labels, len(raw), method, both_classes=False)
         return choose_calibrator(raw, y, sources)
