@@ -27,7 +27,7 @@ from typing import Any
 from imad.decision_log.columns import ID
 from imad.decision_log.schema import LABEL_SOURCES
 from imad.decision_log.store import LogStore, read_error
-from imad.errors import DatasetError, LabelFileError, UnknownDecisionError
+from imad.errors import ConfigError, DatasetError, LabelFileError, UnknownDecisionError
 from imad.json_lines import decode_json_object, json_type, read_lines_file
 from imad.text import first_lone_surrogate
 
@@ -47,6 +47,21 @@ class Label:
     correct: bool
     source: str = "user"
     debate_correct: bool | None = None
+
+    def __post_init__(self) -> None:
+        """`ConfigError` naming the field a caller got wrong: `correct=2` was stored as 2 and
+        `source="boss"` as a source the report does not know."""
+        if not isinstance(self.id, str) or not self.id.strip() or len(self.id) > MAX_ID_CHARS \
+                or first_lone_surrogate(self.id) is not None:
+            raise ConfigError("id", f"must be a completion id (1 to {MAX_ID_CHARS} characters of "
+                              f"Unicode text), got {self.id!r}"[:160])
+        for name in ("correct", "debate_correct"):
+            value = getattr(self, name)
+            if not isinstance(value, bool) and not (name == "debate_correct" and value is None):
+                raise ConfigError(name, f"must be True or False, got {value!r}"[:120])
+        if self.source not in LABEL_SOURCES:
+            raise ConfigError("source", f"must be one of {', '.join(LABEL_SOURCES)}, got "
+                              f"{self.source!r}"[:120])
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from imad.decision_log.encode import check_options, encode_row, encode_values
 from imad.decision_log.labels import Label, set_label
 from imad.decision_log.schema import error_kind
 from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, LogStore, open_store
-from imad.errors import DecisionLogError, ImadError
+from imad.errors import ConfigError, DecisionLogError, ImadError
 from imad.event_counts import EventCounts, Listener
 
 logger = logging.getLogger("imad.decision_log")
@@ -138,6 +138,9 @@ class DecisionLog:
         its response finds the row. `UnknownDecisionError` for an id the log does not hold
         (another worker may still have it queued: a client retries), `DecisionLogError` when the
         file refuses the write or the writer does not answer within `timeout_s`."""
+        if not isinstance(label, Label):
+            raise ConfigError("label", f"expected an imad.decision_log.labels.Label, got "
+                              f"{type(label).__name__}")
         if self._closed:
             raise DecisionLogError(f"decision log {self.path} is closed")
         if self._pid != os.getpid():

@@ -117,3 +117,34 @@ def test_the_byte_order_mark_and_crlf_are_accepted(log, tmp_path, capsys):
     labels.write_bytes(b"\xef\xbb\xbf" + GOOD.encode() + b"\r\n")
     assert main(["log", "label", "--log", str(log), str(labels)]) == 0
     assert labels_written(log) == 1
+
+
+LABEL_OBJECTS = [  # (fields, the field named): the Python API's Label, as DecisionLog.label takes it
+    ({"id": "chatcmpl-000000", "correct": 2}, "correct"),        # was stored as 2
+    ({"id": "chatcmpl-000000", "correct": "no"}, "correct"),     # was "invalid literal for int()"
+    ({"id": "chatcmpl-000000", "correct": None}, "correct"),
+    ({"id": "chatcmpl-000000", "correct": True, "source": "boss"}, "source"),  # was stored
+    ({"id": "chatcmpl-000000", "correct": True, "debate_correct": "x"}, "debate_correct"),
+    ({"id": 5, "correct": True}, "id"),
+    ({"id": " ", "correct": True}, "id"),
+    ({"id": "chatcmpl-\ud800", "correct": True}, "id"),
+]
+
+
+@pytest.mark.parametrize(("fields", "name"), LABEL_OBJECTS,
+                         ids=[f"{n}={f.get(n)!r}" for f, n in LABEL_OBJECTS])
+def test_a_label_object_with_a_bad_field_is_refused_and_writes_nothing(fields, name, log):
+    from imad.decision_log.labels import Label
+    from imad.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=f"^{name}: "):
+        Label(**fields)
+    assert labels_written(log) == 0
+
+
+def test_decision_log_label_refuses_what_is_not_a_label(log):
+    from imad.errors import ConfigError
+
+    with DecisionLog(log) as writer, pytest.raises(ConfigError, match="^label: expected"):
+        writer.label({"id": "chatcmpl-000000", "correct": True})
+    assert labels_written(log) == 0
