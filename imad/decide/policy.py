@@ -163,6 +163,9 @@ class Policy:
     def decide(self, score: RouterScore) -> RouterDecision:
         """Keep the answer (p ≥ τ, and not escalated as unfamiliar) or escalate it, with reasons;
         in shadow mode the verdict is recorded and the answer kept (`shadow_decision`)."""
+        if not isinstance(score, RouterScore):  # an AttributeError from deep inside before
+            raise ConfigError("score", f"expected an imad.decide.RouterScore (a router's score of "
+                              f"one answer), got {type(score).__name__}")
         decision = self._decide(score)
         return shadow_decision(decision) if self.shadow else decision
 

@@ -16,6 +16,7 @@ statistics or without a score; an OOD score that is not finite is flagged (`ood`
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -77,6 +78,14 @@ class RouterScore:
             raise ConfigError("score_status", "an unparsed answer is unscored, and only it")
         if self.score_status != SCORED and self.p is not None:
             raise ConfigError("p", f"must be None for a {self.score_status} answer, got {self.p!r}")
+        for name in ("p", "raw"):  # "0.5" was a TypeError in Policy.decide, 1.5 a kept answer
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                                      or (math.isfinite(value) and not 0.0 <= value <= 1.0)):
+                raise ConfigError(name, f"must be None or a number in [0, 1] (NaN and ±inf stand "
+                                  f"for a non-finite score), got {value!r}"[:140])
+        if not isinstance(self.cues, (tuple, list)) or not all(isinstance(c, Cue) for c in self.cues):
+            raise ConfigError("cues", f"must be a tuple of imad.decide.Cue, got {self.cues!r}"[:120])
 
     @property
     def scored(self) -> bool:

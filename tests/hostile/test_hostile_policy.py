@@ -153,3 +153,40 @@ def test_pipeline_policy_argument_refuses_what_is_not_a_policy(value):
     with pytest.raises(ConfigError) as raised:
         Pipeline(make_router(), ScriptedChat(lambda request: "{}"), "svrmad", policy=value)
     assert raised.value.field == "policy"
+
+
+@pytest.mark.parametrize("score", ["x", None, 0.5, {"p": 0.5}], ids=["text", "None", "a float", "a dict"])
+def test_decide_refuses_what_is_not_a_router_score(score):
+    """Each was an AttributeError ('… has no attribute parse_status') from inside the policy."""
+    from imad.decide import Policy
+
+    with pytest.raises(ConfigError, match="^score: expected an imad.decide.RouterScore"):
+        Policy(FixedThreshold(0.5)).decide(score)
+
+
+HOSTILE_SCORES = [  # (field, value): a RouterScore built by hand
+    ("p", "0.5"),      # a TypeError when deciding
+    ("p", 1.5),        # kept under a fixed τ, refused by a trigger budget
+    ("p", -1.0),
+    ("p", True),       # decided as p = 1.0
+    ("raw", "0.5"),
+    ("raw", 2.0),
+    ("cues", None),    # a TypeError when deciding
+    ("cues", [("q_tokens", 1.0)]),
+]
+
+
+@pytest.mark.parametrize(("field", "value"), HOSTILE_SCORES, ids=[f"{f}={v!r}" for f, v in HOSTILE_SCORES])
+def test_a_router_score_refuses_hostile_values_naming_the_field(field, value):
+    from imad.decide import RouterScore
+
+    with pytest.raises(ConfigError, match=f"^{field}: must be"):
+        RouterScore(**{"id": "a", "p": 0.5, field: value})
+
+
+@pytest.mark.parametrize("p", [math.nan, math.inf, None, 0.0, 1.0])
+def test_a_non_finite_or_edge_score_is_still_a_router_score(p):
+    from imad.decide import Policy, RouterScore
+
+    decision = Policy(FixedThreshold(0.5)).decide(RouterScore("a", p))
+    assert decision.escalate is (p is None or not math.isfinite(p) or p < 0.5)
