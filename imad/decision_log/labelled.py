@@ -83,7 +83,8 @@ def labelled_scores(path: str | Path, *, since: float | None = None, until: floa
             p.append(row["p"])
             correct.append(np.nan if row["correct"] is None else float(row["correct"]))
             times.append(row[TIME])
-            routers.add(str(row.get("router_name")))
+            name = row.get("router_name")
+            routers.add("(no router name)" if name is None else str(name))
     finally:
         store.close()
     result = LabelledScores(

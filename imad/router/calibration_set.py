@@ -79,12 +79,17 @@ def validation_set_from_log(router: Router, log: str | Path, *, since: float | N
         rows = list(store.rows(since=since, names=("p", "router_name")))
     finally:
         store.close()
-    others = sorted({str(row["router_name"]) for row in rows} - {router.name})
+    others = sorted({"(no router name)" if row["router_name"] is None else str(row["router_name"])
+                     for row in rows} - {router.name})
     if others:
         raise DatasetError(f"the decision log {log} holds decisions of router(s) {', '.join(others)}, "
                            f"not only of {router.name!r}: their p is another router's; choose τ for "
                            "that router (--router NAME) or pass --since to skip them")
     scored = [row for row in rows if row["p"] is not None]
+    if not scored:  # "the validation corpus has no parsed answers" named no corpus given
+        raise DatasetError(f"no scored decisions in {log}{'' if since is None else ' since --since'} "
+                           f"({len(rows)} decisions, none with a p); record more traffic or widen "
+                           "--since")
     labels = np.array([np.nan if row["correct"] is None else float(row["correct"]) for row in scored])
     source = {"kind": "decision log", "log": str(log), "decisions": len(rows),
               "labelled": int(np.sum(~np.isnan(labels))), "unparsed": len(rows) - len(scored),

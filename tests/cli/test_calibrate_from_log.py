@@ -22,7 +22,7 @@ def router_dir(tmp_path_factory):
     return make_router().save(tmp_path_factory.mktemp("router") / "router")
 
 
-def write_log(path, router_name: str, count: int = 120, labelled: int = 80) -> None:
+def write_log(path, router_name: str | None, count: int = 120, labelled: int = 80) -> None:
     rng = random.Random(3)
     rows = []
     for index in range(count):
@@ -84,13 +84,20 @@ def test_tau_for_a_trigger_rate_on_a_log(router_dir, tmp_path, capsys):
     (["--recalibrate", "platt", "--log", "LOG", "--since", "soon"], 2, "--since: 'soon' is not a time"),
     (["--recalibrate", "platt", "--log", "OTHER"], 3, "holds scores of router(s) someone-else"),
     (["--recalibrate", "platt", "--log", "MISSING"], 3, "not found"),
+    # was "the validation corpus has no parsed answers", and "router(s) None"
+    (["--target-trigger-rate", "0.2", "--log", "LOG", "--since", "2999-01-01"], 3,
+     "no scored decisions in LOG since --since (0 decisions, none with a p)"),
+    (["--target-trigger-rate", "0.2", "--log", "NAMELESS"], 3, "router(s) (no router name)"),
+    (["--recalibrate", "platt", "--log", "NAMELESS"], 3, "router(s) (no router name)"),
 ])
 def test_hostile_log_flags(router_dir, tmp_path, capsys, flags, status, message):
     write_log(tmp_path / "log.db", Router.load(router_dir).name, count=20, labelled=10)
     write_log(tmp_path / "other.db", "someone-else", count=20, labelled=10)
+    write_log(tmp_path / "nameless.db", None, count=20, labelled=10)
     paths = {"LOG": str(tmp_path / "log.db"), "OTHER": str(tmp_path / "other.db"),
-             "MISSING": str(tmp_path / "missing.db")}
+             "MISSING": str(tmp_path / "missing.db"), "NAMELESS": str(tmp_path / "nameless.db")}
     argv = [paths.get(flag, flag) for flag in flags]
+    message = message.replace("LOG", paths["LOG"])
     assert main(["calibrate", "--router", str(router_dir), *argv, "--out", str(tmp_path / "v")]) == status
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
