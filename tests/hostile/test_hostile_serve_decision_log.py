@@ -5,6 +5,7 @@ changed."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
 import pytest
@@ -67,6 +68,7 @@ def newer(path):
     (newer, f"schema version {SCHEMA_VERSION + 3}, newer than the version {SCHEMA_VERSION}"),
     (lambda path: path.write_text("hello\n"), "is not a SQLite database"),
     (lambda path: path.mkdir(), "is a directory"),
+    (lambda path: os.mkfifo(path), "is not a regular file (a FIFO"),  # serve waited on it for ever
 ])
 def test_a_file_that_is_not_a_decision_log_is_exit_3(router_dir, capsys, tmp_path, make, message):
     path = tmp_path / "log.db"
