@@ -49,6 +49,11 @@ class InsertResult:
     duplicates: int
 
 
+_LABEL_CORRECT = LogColumn("correct", "INTEGER", "the label: the served answer was right", "bool")
+_LABEL_DEBATE = LogColumn("debate_correct", "INTEGER", "the label of the debate's answer", "bool")
+"""The label table's booleans, read as the decision columns' are (5 or 'x' is damage, not true)."""
+
+
 class LogStore:
     """An open decision log (one SQLite connection), its schema checked."""
 
@@ -127,14 +132,14 @@ class LogStore:
                 moment = row.get(TIME, 0.0)
                 if TIME in row and (moment is None or not 0 <= moment < LATEST_TIME):
                     raise TypeError(f"{TIME} holds {moment!r}, not unix seconds in [1970, 3000)")
+                correct, debate_correct, source, label_time, changes = values[width:]
+                row.update(correct=_LABEL_CORRECT.decode(correct),
+                           debate_correct=_LABEL_DEBATE.decode(debate_correct),
+                           label_source=source, label_time=label_time, label_changes=changes)
             except (UntrustedJSONError, TypeError) as error:
                 raise DecisionLogFormatError(f"decision log {self.path}: a row holds a value imad "
                                              f"did not write ({error}); the file is damaged") from error
             row.update(dict.fromkeys(missing))
-            correct, debate_correct, source, label_time, changes = values[width:]
-            row.update(correct=None if correct is None else bool(correct),
-                       debate_correct=None if debate_correct is None else bool(debate_correct),
-                       label_source=source, label_time=label_time, label_changes=changes)
             yield row
 
     def transaction(self) -> _Transaction:

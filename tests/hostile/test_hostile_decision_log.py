@@ -277,3 +277,15 @@ def test_a_plain_column_imad_did_not_write_is_one_error_line(reader, column, val
     err = capsys.readouterr().err
     assert "a row holds a value imad did not write" in err and message in err
     assert "bug in imad" not in err and not (tmp_path / "x.parquet").exists()
+
+
+@pytest.mark.parametrize("value", [5, "x", -1], ids=["5", "text", "-1"])
+def test_a_label_imad_did_not_write_is_one_error_line(value, tmp_path, capsys):
+    """A hand-edited label of 5 or 'x' was read as "right"."""
+    log = valid_log(tmp_path / "log.db")
+    sql(log, "INSERT INTO labels (id, correct, source, time, changes) "
+             "SELECT response_id, ?, 'gold', 0, 0 FROM decisions", (value,))
+    assert main(["report", "--log", str(log), "--json"]) == 3
+    err = capsys.readouterr().err
+    assert "a row holds a value imad did not write (correct holds" in err and "bug in imad" not in err
+
