@@ -284,3 +284,24 @@ def test_property_no_body_gives_a_500_or_non_strict_json(serve, logs):
 
     check()
     assert not [r for r in logs.records if r.exc_info]
+
+
+@pytest.mark.parametrize("path", ["/v1/imad/feedback", "/v1/imad/admin/reload"])
+def test_client_gone_mid_body_of_another_endpoint_is_one_log_line_without_traceback(serve, logs, path):
+    """Before the fix, uvicorn logged 'Exception in ASGI application' with a ClientDisconnect
+    traceback for these endpoints (only the chat endpoint caught it)."""
+    uvicorn_logger = logging.getLogger("uvicorn.error")
+    uvicorn_logs = LogEvents()
+    uvicorn_logger.addHandler(uvicorn_logs)
+    try:
+        server, _ = serve()
+        with socket.create_connection((server.host, server.port)) as raw:
+            raw.sendall(f"POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {API_KEY}\r\n"
+                        "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"id\": ".encode())
+        assert logs.wait_for("client_disconnected")
+        [line] = logs.fields("client_disconnected")
+        assert line == {"path": path, "status": 499, "stage": "sending its request"}
+        server.stop(timeout_s=15)  # every record of the request is in
+    finally:
+        uvicorn_logger.removeHandler(uvicorn_logs)
+    assert not [r for r in logs.records + uvicorn_logs.records if r.exc_info]
