@@ -305,3 +305,43 @@ def test_client_gone_mid_body_of_another_endpoint_is_one_log_line_without_traceb
     finally:
         uvicorn_logger.removeHandler(uvicorn_logs)
     assert not [r for r in logs.records + uvicorn_logs.records if r.exc_info]
+
+
+MALFORMED_HTTP = [  # (id, request head); h11 refuses each before the app sees it
+    ("Content-Length -1", b"Content-Length: -1\r\n"),
+    ("Content-Length +5", b"Content-Length: +5\r\n"),
+    ("Content-Length of 23 digits", b"Content-Length: 99999999999999999999999\r\n"),
+    ("Content-Length in Arabic-Indic digits", "Content-Length: \u0661\u0662\r\n".encode()),
+    ("two Content-Lengths", b"Content-Length: 3\r\nContent-Length: 25\r\n"),
+]
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/imad/feedback", "/v1/imad/admin/reload"])
+@pytest.mark.parametrize("head", [row[1] for row in MALFORMED_HTTP], ids=[row[0] for row in MALFORMED_HTTP])
+def test_malformed_http_framing_is_a_json_400(serve, path, head):
+    """Before: uvicorn's plain-text 'Invalid HTTP request received.'."""
+    server, _ = serve()
+    with socket.create_connection((server.host, server.port), timeout=WAIT_S) as raw:
+        raw.sendall(f"POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {API_KEY}\r\n".encode()
+                    + head + b"\r\n" + b'{"id": "x", "correct": true}')
+        answer = b""
+        while chunk := raw.recv(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    headers, _, body = rest.partition(b"\r\n\r\n")
+    assert status_line == b"HTTP/1.1 400 Bad Request"
+    assert b"content-type: application/json" in headers.lower()
+    error = strict_loads(body)["error"]
+    assert error["code"] == "invalid_http" and error["type"] == "invalid_request_error"
+    assert "not valid HTTP/1.1" in error["message"]
+
+
+def test_a_request_without_host_is_a_json_400(serve):
+    server, _ = serve()
+    with socket.create_connection((server.host, server.port), timeout=WAIT_S) as raw:
+        raw.sendall(b"GET /health HTTP/1.1\r\n\r\n")
+        answer = b""
+        while chunk := raw.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert strict_loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"] == "invalid_http"
