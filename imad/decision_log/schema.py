@@ -25,7 +25,6 @@ only the last transactions on a power cut; FULL costs an fsync per batch.
 from __future__ import annotations
 
 import sqlite3
-import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,44 +58,19 @@ def error_kind(error: sqlite3.Error) -> str:
 
 
 def check_header(path: Path) -> None:
-    """A non-empty file that does not start with SQLite's header is refused before SQLite sees it,
-    as is a path that is no regular file: a FIFO would block the open until a writer came (the
-    server would never start), a device is no log, and a path the system cannot resolve (a
-    component that is a file, a name too long, a symlink loop) would otherwise reach the user
-    as an untyped OSError."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return  # created on open (a missing folder: SQLite cannot open it, counted as unwritable)
-    except PermissionError:
-        return  # SQLite will say it cannot open the file; the writer counts that as unwritable
-    except OSError as error:
-        raise DecisionLogError(f"decision log {path} cannot be opened: {error.strerror or error}; "
-                               "give the path of a file in a folder that exists") from None
-    if stat.S_ISDIR(mode):
-        raise DecisionLogError(f"decision log {path} is a directory, not a file")
-    if not stat.S_ISREG(mode):
-        raise DecisionLogError(f"decision log {path} is {_special_kind(mode)}, not a regular file; "
-                               "give the path of a file")
+    """A non-empty file that does not start with SQLite's header is refused before SQLite sees it."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(len(SQLITE_HEADER))
-    except PermissionError:
+    except IsADirectoryError as error:
+        raise DecisionLogError(f"decision log {path} is a directory, not a file") from error
+    except FileNotFoundError:
         return
-    except OSError as error:
-        raise DecisionLogError(f"decision log {path} cannot be read: {error.strerror or error}") from None
+    except PermissionError:
+        return  # SQLite will say it cannot open the file; the writer counts that as unwritable
     if head and head != SQLITE_HEADER:
         raise DecisionLogFormatError(f"{path} is not a SQLite database (its first bytes are "
                                      f"{head[:8]!r}); give --log a decision log imad wrote")
-
-
-def _special_kind(mode: int) -> str:
-    """'a FIFO', 'a character device', … for an error about a path that is no regular file."""
-    for test, kind in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return kind
-    return "a special file"
 
 
 def table_ddl(columns: Sequence[LogColumn]) -> list[str]:

@@ -5,7 +5,6 @@ changed."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 
 import pytest
@@ -78,37 +77,3 @@ def test_a_file_that_is_not_a_decision_log_is_exit_3(router_dir, capsys, tmp_pat
     assert message in err and str(path) in err and "Traceback" not in err
     assert "server_ready" not in err
     assert (path.read_bytes() if path.is_file() else None) == before
-
-
-LONG_NAME = "a" * 300 + ".db"
-
-
-@pytest.mark.parametrize(("where", "message"), [
-    (lambda tmp: _fifo(tmp / "pipe"), "is a FIFO (named pipe), not a regular file"),
-    (lambda tmp: "/dev/null", "is a character device, not a regular file"),
-    (lambda tmp: _file(tmp / "plain") / "log.db", "cannot be opened: Not a directory"),
-    (lambda tmp: tmp / LONG_NAME, "cannot be opened: File name too long"),
-    (lambda tmp: _loop(tmp / "loop"), "cannot be opened: Too many levels of symbolic links"),
-], ids=["FIFO", "/dev/null", "parent is a file", "name too long", "symlink loop"])
-@pytest.mark.timeout(60)  # a FIFO used to block the open until a writer came: the server never started
-def test_a_path_that_is_no_regular_file_is_exit_3(router_dir, capsys, tmp_path, where, message):
-    path = where(tmp_path)
-    assert serve(router_dir, "--decision-log", str(path)) == 3
-    err = capsys.readouterr().err
-    assert message in err and str(path) in err and err.count("error:") == 1
-    assert "Traceback" not in err and "bug in imad" not in err and "server_ready" not in err
-
-
-def _fifo(path):
-    os.mkfifo(path)
-    return path
-
-
-def _file(path):
-    path.write_text("not a folder\n")
-    return path
-
-
-def _loop(path):
-    path.symlink_to(path)
-    return path
