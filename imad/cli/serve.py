@@ -160,14 +160,16 @@ def run(args: argparse.Namespace) -> int:
     if print_dashboard(args):
         return 0
     require_serve_dependencies()
+    from imad import tracing
+
+    # OTEL_* variables; a bad one is an error before binding (and before FastAPI is imported:
+    # the OpenTelemetry API it imports reads OTEL_PROPAGATORS)
+    tracing.configure_from_environment()
     from imad.serve.app import open_decision_log
 
     check_log = open_decision_log(settings)  # a file that is not a decision log: error, no model loaded
     if check_log is not None:
         check_log.close()
-    from imad import tracing
-
-    tracing.configure_from_environment()  # OTEL_* variables; a bad one is an error before binding
     from imad.serve.logs import configure_logging, log_event
     from imad.serve.metrics import MULTIPROCESS_ENV, prepare_multiprocess_dir
     from imad.serve.server import bind_socket, serve, serve_workers

@@ -40,4 +40,10 @@ def api_key_from_env(variable: str | None) -> str | None:
     if not key.strip():
         raise ConfigError("--api-key-env", f"the environment variable {variable} is unset or empty; "
                                            "export the key first or drop --api-key-env")
+    if key != key.strip() or not all(" " <= char <= "~" for char in key):  # never echo the key
+        raise ConfigError("--api-key-env", f"the key in {variable} starts or ends with whitespace, or "
+                                           "holds a control character (newline, tab, NUL…) or "
+                                           "non-ASCII text: no client could send it in "
+                                           "'Authorization: Bearer <key>', so every request would "
+                                           "get 401; export a key of printable ASCII")
     return key

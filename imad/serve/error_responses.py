@@ -1,6 +1,8 @@
 """Every error the routing server sends has OpenAI's shape `{"error": {"message", "type", "param",
 "code"}}`: the app's handlers turn a `ServeError`, Starlette's 404/405 and FastAPI's validation
-errors into it, so no endpoint writes an error body by hand.
+errors into it, so no endpoint writes an error body by hand. A client that hangs up while
+sending its body to any endpoint (feedback, reload, …) is one `client_disconnected` log line,
+status 499, never an ASGI traceback (the chat endpoint also counts it in its metrics).
 """
 
 from __future__ import annotations
@@ -9,11 +11,15 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from imad.errors import ServeError
 from imad.serve.logs import log_event
+
+CLIENT_CLOSED_REQUEST = 499
+"""nginx's status for a client that closed its connection before the answer (nobody reads it)."""
 
 
 def error_response(error: ServeError, request_id: str | None = None) -> JSONResponse:
@@ -43,3 +49,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
         return error_response(ServeError(400, f"invalid request: {error.errors()[0]['msg']}",
                                          code="invalid_request"))
+
+    @app.exception_handler(ClientDisconnect)
+    async def on_client_gone(request: Request, error: ClientDisconnect) -> Response:
+        log_event("client_disconnected", level=logging.WARNING, path=request.url.path,
+                  status=CLIENT_CLOSED_REQUEST, stage="sending its request")
+        return Response(status_code=CLIENT_CLOSED_REQUEST)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -81,6 +82,14 @@ def prepare_multiprocess_dir(environ: Mapping[str, str] | None = None) -> tuple[
                                 "or unset the variable: imad serve then makes one per run)")
     if not os.access(path, os.W_OK | os.X_OK):
         raise ConfigError(name, f"{text!r} is not writable by this user")
+    try:  # os.access says yes to root for /proc or /sys, where the workers' files then fail
+        handle, probe = tempfile.mkstemp(dir=path, prefix=".imad-probe-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ConfigError(name, f"{text!r} takes no new file ({error.strerror or error}); name "
+                                "a writable directory, or unset it (imad serve then makes one "
+                                "per run)") from None
     stale = sorted(path.glob("*.db"))
     try:
         for file in stale:

@@ -54,6 +54,8 @@ class ReloadBoard:
         """`workers`: how many worker processes follow the board (the server's --workers)."""
         self.path = path
         self.workers = workers
+        self._acked = 0  # the newest generation this process answered in its ack file
+        self._ack_lock = threading.Lock()
 
     def publish(self, spec: str | None, router_hash: str | None = None) -> int:
         """Record a reload of `spec` made by this process (`router_hash`: the content hash it
@@ -67,13 +69,21 @@ class ReloadBoard:
 
     def acknowledge(self, generation: int, routers: ServingRouters, error: str | None = None) -> WorkerAck:
         """Write this worker's answer to record `generation`: the router it serves now, and
-        why it refused the record's router when `error` is given."""
+        why it refused the record's router when `error` is given. Nothing is written when this
+        worker has taken a later record meanwhile (a reload of its own while it followed this
+        one): that record's answer stands, so the worker waiting on this one sees a later
+        generation (409 `reload_superseded`), never this record paired with the later router's
+        hash (which read as a disagreement, 503), and an ack file never goes back a generation."""
         ack = WorkerAck(os.getpid(), generation, RELOADED if error is None else REFUSED,
                         routers.current.identity.hash, error)
-        try:
-            write_ack(self.path.parent, ack)
-        except OSError as problem:  # the waiting worker then reports this one as silent
-            log_event("reload_ack_not_written", level=logging.WARNING, error=str(problem))
+        with self._ack_lock:
+            if generation < max(self._acked, routers.board_generation):
+                return ack
+            self._acked = generation
+            try:
+                write_ack(self.path.parent, ack)
+            except OSError as problem:  # the waiting worker then reports this one as silent
+                log_event("reload_ack_not_written", level=logging.WARNING, error=str(problem))
         return ack
 
     def read(self) -> dict[str, Any] | None:

@@ -45,9 +45,11 @@ def uvicorn_config(app: Any, settings: ServeSettings, *, host: str = "127.0.0.1"
                    **options: Any) -> uvicorn.Config:
     import uvicorn
 
+    from imad.serve.http_protocol import JsonErrorH11Protocol  # malformed HTTP: a JSON 400 too
+
     return uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, log_config=None,
                           timeout_graceful_shutdown=settings.shutdown_timeout_s, server_header=False,
-                          **options)
+                          http=JsonErrorH11Protocol, **options)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

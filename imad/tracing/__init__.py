@@ -24,6 +24,7 @@ class name) only: no message, prompt, answer text or key is ever recorded.
 
 from imad.tracing.environment import (
     check_environment,
+    check_propagators,
     configure_from_environment,
     exporter_names,
     provider_from_environment,
@@ -47,7 +48,8 @@ from imad.tracing.spans import (
     tracer,
 )
 
-__all__ = ["NO_SPAN", "PROVIDERS", "TRACER_NAME", "annotate", "check_environment", "clean",
+__all__ = ["NO_SPAN", "PROVIDERS", "TRACER_NAME", "annotate", "check_environment",
+           "check_propagators", "clean",
            "configure_from_environment", "debate_call", "debate_round", "exporter_names",
            "features_span", "provider_from_environment", "provider_name", "span", "traced_answer",
            "traced_critique", "traced_debate", "traced_decision", "traced_request", "tracer"]

@@ -8,15 +8,19 @@ batch processor, the span limits, the exporter's endpoint, headers, compression 
 certificates); every value it would refuse with a traceback, overflow on or silently ignore or
 replace is checked first (`ENVIRONMENT`, `check_environment`), as a ConfigError naming it.
 
+OTEL_PROPAGATORS is not imad's (it propagates no context to the upstream), but the OpenTelemetry
+API reads it when FastAPI is imported and raises a ValueError on a name no installed package
+provides, so `check_propagators` refuses such a name first, export or not.
+
 Read by nothing in imad, so never checked (documented in docs/reference/metrics.md):
-OTEL_PROPAGATORS (imad does not propagate context to the upstream), OTEL_METRICS_EXPORTER
-and OTEL_LOGS_EXPORTER (imad exports traces only; metrics are Prometheus's), and OTEL_PYTHON_*
-(auto-instrumentation's).
+OTEL_METRICS_EXPORTER and OTEL_LOGS_EXPORTER (imad exports traces only; metrics are
+Prometheus's), and OTEL_PYTHON_* (auto-instrumentation's).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -88,7 +92,9 @@ def provider_from_environment(environ: Mapping[str, str] | None = None) -> Any |
 
 
 def configure_from_environment(environ: Mapping[str, str] | None = None) -> bool:
-    """Set the provider of `provider_from_environment` globally; True when tracing was set up."""
+    """Set the provider of `provider_from_environment` globally; True when tracing was set up.
+    OTEL_PROPAGATORS is checked first (`check_propagators`)."""
+    check_propagators(environ)
     provider = provider_from_environment(environ)
     if provider is None:
         return False
@@ -96,6 +102,30 @@ def configure_from_environment(environ: Mapping[str, str] | None = None) -> bool
 
     trace.set_tracer_provider(provider)
     return True
+
+
+PROPAGATOR_GROUP = "opentelemetry_propagator"
+
+
+def check_propagators(environ: Mapping[str, str] | None = None) -> None:
+    """ConfigError naming OTEL_PROPAGATORS when one of its comma-separated names is neither
+    `none` nor an installed propagator: the OpenTelemetry API, imported by FastAPI, would raise
+    a ValueError on it (read as the API reads it: up to the first `none`)."""
+    environ = os.environ if environ is None else environ
+    configured = environ.get("OTEL_PROPAGATORS")
+    if not configured:
+        return
+    from importlib.metadata import entry_points
+
+    installed = sorted({point.name for point in entry_points(group=PROPAGATOR_GROUP)})
+    for name in (part.strip() for part in configured.split(",")):
+        if name.lower() == "none":
+            return
+        if name not in installed:
+            shown = repr(name if len(name) <= 80 else name[:80] + "…")
+            raise ConfigError("OTEL_PROPAGATORS", f"{shown} is no installed propagator; name some of "
+                                                  f"{', '.join(installed) or '(none installed)'} "
+                                                  "separated by commas, or none, or unset it")
 
 
 class KeyValues(Constraint):
@@ -127,6 +157,8 @@ class ReadableFile(Constraint):
         if not isinstance(value, str) or not value.strip() or "\0" in value:
             raise Refused
         try:
+            if not stat.S_ISREG(Path(value).stat().st_mode):
+                raise Refused  # a FIFO would block the open below (and the start) until written
             with Path(value).open("rb"):
                 return value
         except (OSError, ValueError):

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from imad.errors import ServeError
-from imad.serve.reload_acks import RELOADED, WorkerAck, await_siblings, fleet_agrees, live_acks
+from imad.serve.reload_acks import RELOADED, WorkerAck, await_siblings, fleet_agrees, live_acks, parse_ack
 
 SIBLING = os.getppid()
 GOOD = {"pid": SIBLING, "generation": 2, "result": "reloaded", "router_hash": "a" * 64, "error": None}
@@ -76,3 +76,33 @@ def test_a_good_ack_beside_bad_ones_still_counts(tmp_path):
     (tmp_path / "ack-x.json").write_text(json.dumps(GOOD))
     (tmp_path / f"ack-{SIBLING}.json").write_text(json.dumps(GOOD))
     assert list(live_acks(tmp_path)) == [SIBLING]
+
+
+class _Routers:
+    """What `ReloadBoard.acknowledge` reads of a worker's ServingRouters."""
+
+    def __init__(self, board_generation: int, router_hash: str) -> None:
+        self.board_generation = board_generation
+        self.current = type("Generation", (), {"identity": type("Identity", (), {"hash": router_hash})})
+
+
+def test_a_follow_that_a_later_reload_overtook_writes_no_stale_ack(tmp_path):
+    """Seen with 6 concurrent reloads to `--workers 2`: this worker followed record 2 (worker A's
+    router, hash a…) but its own POST reload (record 3, hash b…) took the reload lock first; the
+    follow was then skipped and acked record 2 with hash b…, so worker A answered 503
+    'reload_incomplete … serve different routers' instead of 409 reload_superseded."""
+    from imad.serve.reload_board import ReloadBoard
+
+    board = ReloadBoard(tmp_path / "reload.json", workers=2)
+    routers = _Routers(board_generation=3, router_hash="b" * 64)
+    board.acknowledge(3, routers)  # its own reload's answer
+    board.acknowledge(2, routers)  # the overtaken follow's
+    assert parse_ack((tmp_path / f"ack-{os.getpid()}.json").read_bytes()).generation == 3
+    (tmp_path / f"ack-{os.getpid()}.json").unlink()
+    board.acknowledge(2, routers)  # overtaken before its own answer was written: still nothing
+    assert not (tmp_path / f"ack-{os.getpid()}.json").exists()
+    mine = WorkerAck(SIBLING, 2, RELOADED, "a" * 64)
+    later = WorkerAck(os.getpid(), 3, RELOADED, "b" * 64)
+    with pytest.raises(ServeError) as raised:  # what worker A makes of the later answer
+        fleet_agrees(mine, {later.pid: later}, 1)
+    assert raised.value.status == 409 and raised.value.code == "reload_superseded"

@@ -85,3 +85,20 @@ def test_a_port_in_use_is_one_error_line_and_no_server_ready(router_dir, capsys)
     err = capsys.readouterr().err
     assert f"--port: cannot listen on 127.0.0.1:{port}" in err
     assert "server_ready" not in err and "Traceback" not in err
+
+
+@pytest.mark.timeout(60)  # before: the server started and ran until killed
+@pytest.mark.parametrize("key", ["k\u00e9y-0123", "key\n0123", "key\t0123", " key-0123", "key-0123 ",
+                                 "key\x7f0123", "ключ-0123"],
+                         ids=["non-ASCII", "newline", "tab", "leading space", "trailing space", "DEL",
+                              "Cyrillic"])
+def test_an_api_key_no_client_can_send_is_exit_2(router_dir, capsys, monkeypatch, key):
+    """Before: the server started and answered 401 to every request (the header a client can
+    send never equals such a key: Starlette reads it as Latin-1, and the token is stripped)."""
+    monkeypatch.setenv("IMAD_HOSTILE_KEY", key)
+    assert main(["serve", "--router", str(router_dir), "--port", "0",
+                 "--api-key-env", "IMAD_HOSTILE_KEY"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("imad serve: error: --api-key-env: the key in IMAD_HOSTILE_KEY ")
+    assert "printable ASCII" in err and key.strip() not in err and len(err.splitlines()) == 1
+    assert "Traceback" not in err and "server_ready" not in err

@@ -7,6 +7,8 @@ its own reason on any machine; one row checks the issue's 16,384-process setting
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from imad.cli.main import main
@@ -68,12 +70,18 @@ def test_the_bounds_follow_the_machine():
     assert machine.descriptors_needed(4, 16) == 2 * 4 + 16 + machine.RESERVED_FDS
 
 
+_UNWRITABLE = "takes no new file" if os.geteuid() == 0 else "is not writable by this user"
+
 METRICS_DIRS = [
     ("missing", lambda tmp: str(tmp / "nowhere"), "does not exist"),
     ("a file", lambda tmp: str(_file(tmp)), "is a file"),
     ("under a file", lambda tmp: str(_file(tmp) / "sub"), "does not exist"),
     ("empty", lambda tmp: "", "is empty"),
     ("blank", lambda tmp: "  ", "is empty"),
+    # os.access says yes to root there; the workers' metric files then failed with a traceback
+    # in every worker, restarted without end (the server never answered)
+    ("/proc", lambda tmp: "/proc", _UNWRITABLE),
+    ("/sys/kernel", lambda tmp: "/sys/kernel", _UNWRITABLE),
 ]
 
 
@@ -83,6 +91,7 @@ def _file(tmp):
     return path
 
 
+@pytest.mark.timeout(120)  # /proc used to start workers that failed without end
 @pytest.mark.parametrize(("name", "value", "message"), METRICS_DIRS, ids=[row[0] for row in METRICS_DIRS])
 def test_a_bad_metrics_directory_is_one_error_line_and_exit_2(tmp_path, monkeypatch, capsys,
                                                               name, value, message):

@@ -284,3 +284,64 @@ def test_property_no_body_gives_a_500_or_non_strict_json(serve, logs):
 
     check()
     assert not [r for r in logs.records if r.exc_info]
+
+
+@pytest.mark.parametrize("path", ["/v1/imad/feedback", "/v1/imad/admin/reload"])
+def test_client_gone_mid_body_of_another_endpoint_is_one_log_line_without_traceback(serve, logs, path):
+    """Before the fix, uvicorn logged 'Exception in ASGI application' with a ClientDisconnect
+    traceback for these endpoints (only the chat endpoint caught it)."""
+    uvicorn_logger = logging.getLogger("uvicorn.error")
+    uvicorn_logs = LogEvents()
+    uvicorn_logger.addHandler(uvicorn_logs)
+    try:
+        server, _ = serve()
+        with socket.create_connection((server.host, server.port)) as raw:
+            raw.sendall(f"POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {API_KEY}\r\n"
+                        "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"id\": ".encode())
+        assert logs.wait_for("client_disconnected")
+        [line] = logs.fields("client_disconnected")
+        assert line == {"path": path, "status": 499, "stage": "sending its request"}
+        server.stop(timeout_s=15)  # every record of the request is in
+    finally:
+        uvicorn_logger.removeHandler(uvicorn_logs)
+    assert not [r for r in logs.records + uvicorn_logs.records if r.exc_info]
+
+
+MALFORMED_HTTP = [  # (id, request head); h11 refuses each before the app sees it
+    ("Content-Length -1", b"Content-Length: -1\r\n"),
+    ("Content-Length +5", b"Content-Length: +5\r\n"),
+    ("Content-Length of 23 digits", b"Content-Length: 99999999999999999999999\r\n"),
+    ("Content-Length in Arabic-Indic digits", "Content-Length: \u0661\u0662\r\n".encode()),
+    ("two Content-Lengths", b"Content-Length: 3\r\nContent-Length: 25\r\n"),
+]
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/imad/feedback", "/v1/imad/admin/reload"])
+@pytest.mark.parametrize("head", [row[1] for row in MALFORMED_HTTP], ids=[row[0] for row in MALFORMED_HTTP])
+def test_malformed_http_framing_is_a_json_400(serve, path, head):
+    """Before: uvicorn's plain-text 'Invalid HTTP request received.'."""
+    server, _ = serve()
+    with socket.create_connection((server.host, server.port), timeout=WAIT_S) as raw:
+        raw.sendall(f"POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {API_KEY}\r\n".encode()
+                    + head + b"\r\n" + b'{"id": "x", "correct": true}')
+        answer = b""
+        while chunk := raw.recv(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    headers, _, body = rest.partition(b"\r\n\r\n")
+    assert status_line == b"HTTP/1.1 400 Bad Request"
+    assert b"content-type: application/json" in headers.lower()
+    error = strict_loads(body)["error"]
+    assert error["code"] == "invalid_http" and error["type"] == "invalid_request_error"
+    assert "not valid HTTP/1.1" in error["message"]
+
+
+def test_a_request_without_host_is_a_json_400(serve):
+    server, _ = serve()
+    with socket.create_connection((server.host, server.port), timeout=WAIT_S) as raw:
+        raw.sendall(b"GET /health HTTP/1.1\r\n\r\n")
+        answer = b""
+        while chunk := raw.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert strict_loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"] == "invalid_http"

@@ -123,6 +123,42 @@ def test_a_certificate_must_be_a_readable_file(tmp_path):
         tracing.check_environment({"OTEL_EXPORTER_OTLP_CERTIFICATE": str(tmp_path)})
 
 
+@pytest.mark.timeout(60)  # opening a FIFO blocked until a writer came: the server never started
+@pytest.mark.parametrize("variable", ["OTEL_EXPORTER_OTLP_CERTIFICATE",
+                                      "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY"])
+def test_a_certificate_that_is_a_fifo_is_refused_at_once(tmp_path, variable):
+    fifo = tmp_path / "ca.pem"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="readable file") as caught:
+        tracing.check_environment({variable: str(fifo)})
+    assert caught.value.field == variable
+
+
+PROPAGATORS = [  # (value, refused name or None); the API imported by FastAPI raised ValueError
+    ("bogus", "'bogus'"),
+    ("B3", "'B3'"),
+    ("tracecontext,,baggage", "''"),
+    ("tracecontext, jaeger", "'jaeger'"),
+    ("x" * 10_000, "'" + "x" * 80 + "…'"),
+    ("none,bogus", None),  # the API stops at none
+    (" tracecontext , baggage ", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("value", "refused"), PROPAGATORS, ids=[v[:20] or "empty" for v, _ in PROPAGATORS])
+def test_otel_propagators_names_installed_propagators_export_or_not(value, refused):
+    environ = {"OTEL_TRACES_EXPORTER": "none", "OTEL_PROPAGATORS": value}
+    if refused is None:
+        tracing.check_propagators(environ)
+        return
+    with pytest.raises(ConfigError) as caught:
+        tracing.configure_from_environment(environ)
+    message = str(caught.value)
+    assert caught.value.field == "OTEL_PROPAGATORS" and f"{refused} is no installed propagator" in message
+    assert "baggage, tracecontext" in message and len(message) < 600
+
+
 def test_grpc_without_its_exporter_names_the_package():
     with pytest.raises(MissingDependencyError, match=r"pip install opentelemetry-exporter-otlp-proto-grpc"):
         tracing.provider_from_environment({**OTLP, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
@@ -146,7 +182,8 @@ def test_an_endpoint_alone_means_otlp_over_http():
                                                   ("OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://x"),
                                                   ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4096"),
                                                   ("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "abc"),
-                                                  ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "-5")])
+                                                  ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "-5"),
+                                                  ("OTEL_PROPAGATORS", "bogus")])
 def test_imad_serve_with_a_bad_variable_is_one_error_line_and_exit_2(variable, value):
     environ = {**os.environ, "OTEL_TRACES_EXPORTER": "otlp", variable: value}
     result = subprocess.run([sys.executable, "-m", "imad.cli.main", "serve", "--llm", "local", "--port", "0"],

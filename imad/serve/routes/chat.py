@@ -30,7 +30,7 @@ from starlette.requests import ClientDisconnect
 from imad import __version__, tracing
 from imad.decision_log.answer_row import answer_row
 from imad.errors import ServeError
-from imad.serve.error_responses import error_response
+from imad.serve.error_responses import CLIENT_CLOSED_REQUEST, error_response
 from imad.serve.limits import read_body
 from imad.serve.logs import decision_log_fields, log_event
 from imad.serve.metrics import ServerMetrics
@@ -49,8 +49,6 @@ from imad.serve.settings import ServeSettings
 from imad.serve.streaming import sse_events
 
 FINGERPRINT = f"imad-{__version__}"
-CLIENT_CLOSED_REQUEST = 499
-"""The status logged for a client that went away (nginx's convention); nobody receives it."""
 
 
 def new_completion_id() -> str:
