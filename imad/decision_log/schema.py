@@ -74,6 +74,8 @@ def check_header(path: Path) -> None:
         raise DecisionLogError(f"decision log {path} lies under a file, not in a folder") from error
     except PermissionError:
         return  # SQLite will say it cannot open the file; the writer counts that as unwritable
+    except OSError as error:  # a name too long, a loop of links, an I/O error
+        raise DecisionLogError(f"decision log {path} cannot be opened: {error.strerror or error}") from None
     if stat.S_ISDIR(mode):
         raise DecisionLogError(f"decision log {path} is a directory, not a file")
     if not stat.S_ISREG(mode):

@@ -210,12 +210,10 @@ def open_for_reading(path: str | Path, columns: Sequence[LogColumn] = LOG_COLUMN
     `writable`: the labels are written (`imad log label`); otherwise the file is opened
     read-only and never changed."""
     path = Path(path)
-    if path.is_dir():
-        raise DecisionLogError(f"decision log {path} is a directory, not a file")
+    check_header(path)  # a directory, a FIFO, a foreign file, a path that cannot be opened
     if not path.exists():
         raise DecisionLogError(f"decision log {path} not found; start imad with --decision-log "
                                f"{path} to write one")
-    check_header(path)
     mode = "rw" if writable else "ro"
     try:
         connection = sqlite3.connect(f"file:{pathname2url(str(path.resolve()))}?mode={mode}",

@@ -32,6 +32,11 @@ def _under_a_file(tmp_path):
     return str(tmp_path / "plain" / "log.db")
 
 
+def _self_link(tmp_path):
+    (tmp_path / "loop.db").symlink_to(tmp_path / "loop.db")
+    return str(tmp_path / "loop.db")
+
+
 CASES = [  # (name, path, exit status, message)
     ("a FIFO (waited for ever)", _fifo, 3, "is not a regular file (a FIFO, a device or a socket)"),
     ("/dev/null (logged nothing, said it did)", lambda t: os.devnull, 3, "is not a regular file"),
@@ -39,6 +44,9 @@ CASES = [  # (name, path, exit status, message)
     ("a missing folder (row dropped)", lambda t: str(t / "no" / "log.db"), 3,
      "cannot open it for writing"),
     ("in /proc (row dropped)", lambda t: "/proc/imad-log.db", 3, "cannot open it for writing"),
+    ("a name too long (ENAMETOOLONG, a bug)", lambda t: str(t / ("a" * 300 + ".db")), 3,
+     "cannot be opened: File name too long"),
+    ("a link to itself (ELOOP, a bug)", _self_link, 3, "cannot be opened: Too many levels of symbolic links"),
     ("empty (the current folder)", lambda t: "", 2, "--decision-log: is empty"),
     ("blank (a file named ' ')", lambda t: " ", 2, "--decision-log: is empty"),
 ]
@@ -68,3 +76,13 @@ def test_readers_refuse_a_fifo_or_device_instead_of_waiting(command, kind, tmp_p
     assert main([*command, "--log", log]) == 3
     err = capsys.readouterr().err
     assert f"decision log {log} is not a regular file" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", [["report"], ["log", "export", "--format", "jsonl"]],
+                         ids=["report", "export"])
+@pytest.mark.parametrize("kind", ["name too long", "link to itself"])
+def test_readers_name_a_log_path_that_cannot_be_opened(command, kind, tmp_path, capsys):
+    log = str(tmp_path / ("a" * 300 + ".db")) if kind == "name too long" else _self_link(tmp_path)
+    assert main([*command, "--log", log]) == 3
+    err = capsys.readouterr().err
+    assert f"decision log {log} cannot be opened" in err and "bug in imad" not in err
