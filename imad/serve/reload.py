@@ -81,6 +81,8 @@ class ServingRouters:
         self._lock = threading.Lock()
         self._reloading = threading.Lock()
         self._closed = False
+        self._warming: ScoreBatcher | None = None
+        """Scoring processes warming up to take over from the current (interim) generation."""
         self.board_generation = 0
         """The last reload board record this process applied or wrote (`imad.serve.reload_board`)."""
 
@@ -143,28 +145,48 @@ class ServingRouters:
             return generation
 
     def _swap(self, old: Generation, new: Generation) -> bool:
-        """Put `new` in service if `old` still is (False otherwise); `old` closes once unused."""
+        """Put `new` in service if `old` still is (False otherwise); `old` closes once unused,
+        and scoring processes still warming up for another router are ended."""
         with self._lock:
             if self._current is not old or self._closed:
                 return False
             self._current = new
             old.retired = True
             closing = old.users == 0
+            warming, self._warming = self._warming, None
         if closing:
             old.scorer.close()
+        if warming is not None:
+            warming.close()
         return True
 
     def _take_over(self, interim: Generation) -> None:
         """Replace `interim` (scoring in a thread) by the same router on its own scoring
-        processes once they are warm; not when another reload came first."""
+        processes once they are warm; not when another reload came first. A newer reload ends
+        these processes while they warm up (`_swap`), so a burst of reloads warms one set of
+        scoring processes at a time, not one per reload."""
+        if not self._serving(interim):
+            return
         scorer = self._build_scorer(interim.factory.router)
+        with self._lock:
+            still_serving = self._current is interim and not self._closed
+            if still_serving:
+                self._warming = scorer
+        if not still_serving:
+            scorer.close()
+            return
         try:
             scorer.wait_ready()
         except Exception as error:  # the thread's lane keeps scoring for this router
             scorer.close()
-            log_event("scoring_processes_not_started", level=logging.ERROR, error=str(error),
-                      router_hash=interim.identity.hash)
+            if self._serving(interim):  # not ended by a newer reload
+                log_event("scoring_processes_not_started", level=logging.ERROR, error=str(error),
+                          router_hash=interim.identity.hash)
             return
+        finally:
+            with self._lock:
+                if self._warming is scorer:
+                    self._warming = None
         if self._swap(interim, Generation(interim.factory, scorer, interim.identity)):
             log_event("router_scoring_processes_ready", router_hash=interim.identity.hash)
         else:
@@ -196,11 +218,18 @@ class ServingRouters:
             raise
         return Generation(factory, scorer, identity)
 
+    def _serving(self, generation: Generation) -> bool:
+        with self._lock:
+            return self._current is generation and not self._closed
+
     def close(self) -> None:
         """Close the scorer in service (a retired one closes when its last request ends); no
         swap after this."""
         with self._lock:
             self._closed = True
+            warming, self._warming = self._warming, None
+        if warming is not None:
+            warming.close()
         self._current.scorer.close()
 
 

@@ -168,3 +168,40 @@ def test_a_request_in_flight_finishes_on_the_router_it_started_with(tmp_path):
             assert "ScoringProcessError" not in server.metrics()
         finally:
             server.stop()
+
+
+def warming_or_serving(server: ServeProcess) -> int:
+    """The server's live scoring processes (a killed one not yet reaped does not count)."""
+    import psutil
+
+    live = 0
+    for child in server.root.children():
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE and "spawn_main" in " ".join(child.cmdline()):
+                live += 1
+        except psutil.Error:  # ended while we looked
+            continue
+    return live
+
+
+def test_a_burst_of_reloads_warms_one_set_of_scoring_processes_at_a_time(tmp_path):
+    """Each reload answers once its router scores in the server's thread, seconds before its
+    own scoring process is warm; a newer reload ends the one still warming for the last, so six
+    reloads in a row leave one process warming (before: six, ~0.5 GB each)."""
+    targets = [SECOND, FIRST] * 3
+    final = router_identity(Router.load(targets[-1])).hash
+    with upstream_stub() as upstream:
+        server = ServeProcess(shipped_directory() / FIRST, upstream, tmp_path, "--scoring-processes", "1")
+        try:
+            server.wait_ready()
+            for target in targets:
+                assert reload(server, target).status_code == 200
+            assert warming_or_serving(server) <= 2  # the last one's, and at most one being ended
+            wait_for(lambda: [event for event in server.events("router_scoring_processes_ready")
+                              if event["router_hash"] == final], "the last router's scoring process")
+            wait_for(lambda: warming_or_serving(server) == 1, "one scoring process left")
+            assert not server.events("scoring_processes_not_started")  # an ended warm-up is no error
+            answer = server.post(1)
+            assert answer.status_code == 200 and answer.json()["imad"]["router_hash"] == final
+        finally:
+            server.stop()
