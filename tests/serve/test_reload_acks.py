@@ -55,7 +55,7 @@ def test_the_wait_ends_as_soon_as_every_sibling_answered(tmp_path):
     def sibling() -> None:
         write_ack(tmp_path, WorkerAck(SIBLING, 4, RELOADED, NEW))
 
-    writer = threading.Timer(0.2, sibling)
+    writer = threading.Thread(target=sibling)  # answers before or during the wait: both end it
     writer.start()
     answered = await_siblings(tmp_path, 4, 1, timeout_s=60)
     writer.join()
