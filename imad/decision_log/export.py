@@ -129,6 +129,18 @@ def _permissions(target: Path) -> int:
     would hide an export from the warehouse's reader)."""
     if target.exists():
         return target.stat().st_mode & 0o777
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read from /proc where Linux shows it; elsewhere by setting it and
+    setting it back (a moment in which another thread's new file would get umask 0)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     umask = os.umask(0)
     os.umask(umask)
-    return 0o666 & ~umask
+    return umask

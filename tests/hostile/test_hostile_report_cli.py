@@ -132,3 +132,15 @@ def test_export_through_a_symbolic_link_replaces_its_target_and_keeps_the_link(l
     assert main(["log", "export", "--log", str(log), "--format", "jsonl", "--out", str(link)]) == 0
     assert link.is_symlink() and len(target.read_text().splitlines()) == 4
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_a_new_export_gets_the_umask_mode_and_leaves_the_umask_alone(log, tmp_path, capsys, umask):
+    before = os.umask(umask)
+    try:
+        out = tmp_path / "new.jsonl"
+        assert main(["log", "export", "--log", str(log), "--format", "jsonl", "--out", str(out)]) == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
+        assert os.umask(umask) == umask  # read, not changed
+    finally:
+        os.umask(before)
