@@ -27,6 +27,13 @@ TIME = FIELD["time"].key("log")
 """When the decision was made, unix seconds (UTC): windows, --since and pruning read it."""
 LATEST_TIME = 32_503_680_000.0
 """3000-01-01 in unix seconds: a row's time is in [1970, 3000), as `--since` is."""
+
+
+def is_log_time(value: Any) -> bool:
+    """Whether `value` can be a row's time: unix seconds in [1970, 3000), finite, not a bool
+    (every reader windows and sorts by it; the writer refuses a row without one)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and 0 <= value < LATEST_TIME)
 MODEL = FIELD["served_model"].key("log")
 """The served model name (the report's by-model rows, --model)."""
 ESCALATED = FIELD["escalate"].key("log")

@@ -9,11 +9,10 @@ tell whether a debate changed an answer without the log holding what users asked
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from imad.decision_log.columns import ID, LATEST_TIME, TIME, LogColumn
+from imad.decision_log.columns import ID, TIME, LogColumn, is_log_time
 from imad.decision_log.store import SYNCHRONOUS_MODES
 from imad.errors import ConfigError
 
@@ -29,8 +28,7 @@ def encode_row(row: Mapping[str, Any], columns: Sequence[LogColumn], *, log_text
     time is not unix seconds in [1970, 3000) (every reader windows and sorts by it: a NULL or
     1e20 time broke the report)."""
     moment = row.get(TIME)
-    if isinstance(moment, bool) or not isinstance(moment, (int, float)) \
-            or not (math.isfinite(moment) and 0 <= moment < LATEST_TIME):
+    if not is_log_time(moment):
         raise ValueError(f"{TIME} must be unix seconds between 1970 and 3000, got {moment!r}"[:120])
     values = encode_values(row, columns, log_text=log_text)
     return tuple(values.get(column.name) for column in columns)

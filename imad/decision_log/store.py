@@ -17,15 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.request import pathname2url
 
-from imad.decision_log.columns import (
-    ID,
-    LATEST_TIME,
-    LOG_COLUMNS,
-    MODEL,
-    TIME,
-    LogColumn,
-    check_columns,
-)
+from imad.decision_log.columns import ID, LOG_COLUMNS, MODEL, TIME, LogColumn, check_columns, is_log_time
 from imad.decision_log.schema import (
     check_header,
     check_meta,
@@ -129,9 +121,8 @@ class LogStore:
             try:
                 row = {column.name: column.decode(value)
                        for column, value in zip(readable, values[:width], strict=True)}
-                moment = row.get(TIME, 0.0)
-                if TIME in row and (moment is None or not 0 <= moment < LATEST_TIME):
-                    raise TypeError(f"{TIME} holds {moment!r}, not unix seconds in [1970, 3000)")
+                if TIME in row and not is_log_time(row[TIME]):
+                    raise TypeError(f"{TIME} holds {row[TIME]!r}, not unix seconds in [1970, 3000)")
                 correct, debate_correct, source, label_time, changes = values[width:]
                 row.update(correct=_LABEL_CORRECT.decode(correct),
                            debate_correct=_LABEL_DEBATE.decode(debate_correct),
