@@ -262,14 +262,16 @@ READERS = {"report": ["report", "--json"], "jsonl": ["log", "export", "--format"
            "parquet": ["log", "export", "--format", "parquet", "--out", "x.parquet"]}
 
 
-@pytest.mark.parametrize(("column", "value", "message"), EDITED, ids=[f"{c}={v!r}" for c, v, _ in EDITED])
-@pytest.mark.parametrize("reader", READERS)
+READ_EDITS = [(reader, *edit) for reader in READERS for edit in EDITED
+              if not (reader == "report" and edit[0] == "raw")]  # the report card does not read raw
+
+
+@pytest.mark.parametrize(("reader", "column", "value", "message"), READ_EDITS,
+                         ids=[f"{reader}-{c}={v!r}" for reader, c, v, _ in READ_EDITS])
 def test_a_plain_column_imad_did_not_write_is_one_error_line(reader, column, value, message,
                                                              tmp_path, capsys, monkeypatch):
     if reader == "parquet":
         pytest.importorskip("pyarrow")
-    if reader == "report" and column == "raw":
-        pytest.skip("the report card does not read raw")
     monkeypatch.chdir(tmp_path)
     log = valid_log(tmp_path / "log.db")
     sql(log, f"UPDATE decisions SET {column} = ?", (value,))
