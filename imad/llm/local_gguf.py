@@ -163,6 +163,17 @@ class LocalGGUFChat:
     def chat_batch(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | Exception]:
         return run_batch(self.chat, requests, max_concurrency=1)
 
+    def close(self) -> None:
+        """Free llama.cpp's model and context now; the next call loads them again.
+
+        A model left to its finaliser at interpreter exit is freed after llama_cpp's own module
+        globals are gone, and prints `Exception ignored in: Llama.__del__`.
+        """
+        with self._lock:
+            llama, self._llama, self._formatter = self._llama, None, None
+        if llama is not None:
+            llama.close()
+
 
 def _check_gguf_magic(path: Path) -> None:
     try:

@@ -15,6 +15,8 @@ Prefix `cached:PATH::` to wrap any of them in a record/replay cache, e.g.
 
 from __future__ import annotations
 
+import atexit
+
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -94,8 +96,17 @@ def chat_model_from_spec(spec: str, *, reuse_local: bool = True) -> ChatModel:
         return _local_models[spec]
     model = builder(target, options)
     if is_local and reuse_local:
+        if not _local_models:
+            atexit.register(close_local_models)
         _local_models[spec] = model
     return model
+
+
+def close_local_models() -> None:
+    """Free every cached local model (registered with atexit, so before interpreter teardown)."""
+    while _local_models:
+        _, model = _local_models.popitem()
+        model.close()
 
 
 def describe(model: ChatModel) -> dict[str, Any]:

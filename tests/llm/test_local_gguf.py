@@ -1,10 +1,14 @@
 """The embedded GGUF model, for real."""
 
+import subprocess
+import sys
+
 import pytest
 
 from imad.errors import ConfigError, ModelFileError, TruncatedResponseError
 from imad.llm.local_gguf import LocalGGUFChat, default_model_path
 from imad.llm.types import ChatRequest, Message, user_prompt
+from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.llm
 
@@ -66,3 +70,28 @@ def test_missing_and_corrupt_files(tmp_path):
 def test_bad_config():
     with pytest.raises(ConfigError, match="n_threads"):
         LocalGGUFChat(n_threads=0)
+
+
+def test_close_frees_the_model_and_the_next_call_loads_it_again():
+    model = LocalGGUFChat(logits_all=False, n_ctx=512)
+    request = ChatRequest(messages=(Message("user", "Say yes."),), max_tokens=4, temperature=0.0)
+    first = answer_text(model, request)
+    model.close()
+    model.close()  # twice is harmless
+    assert model._llama is None
+    assert answer_text(model, request) == first
+
+
+def test_a_process_that_used_a_cached_local_model_exits_without_a_finaliser_traceback():
+    """The spec cache keeps the model to the end of the process; atexit frees it while
+    llama_cpp's globals still exist, so nothing is printed after the program's own output."""
+    code = ("from imad.llm.spec import chat_model_from_spec\n"
+            "from imad.llm.types import ChatRequest, Message\n"
+            "model = chat_model_from_spec('local?logits_all=False&n_ctx=512')\n"
+            "model.chat(ChatRequest(messages=(Message('user', 'Say yes.'),), max_tokens=4))\n"
+            "print('done')\n")
+    finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=300, cwd=REPO_ROOT)
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout == "done\n"
+    assert "Exception ignored" not in finished.stderr and "Traceback" not in finished.stderr
