@@ -16,9 +16,13 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import threading
+from functools import partial
 from html.parser import HTMLParser
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -123,10 +127,11 @@ def test_no_page_loads_anything_from_another_host(site):
         problems += [f"{name}: inline style or script names {url}" for text in parser.inline
                      for url in re.findall(r"(?:https?:)?//[\w.-]+\.[a-z]{2,}[^\s\"')]*", text)
                      if is_remote(url)]
-        if 'class="mermaid"' in page.read_text(encoding="utf-8"):
-            assert any(src.endswith(MERMAID_SCRIPT) for src in parser.scripts), name
-        assert 'data-md-component="source"' not in page.read_text(encoding="utf-8"), \
-            f"{name}: the repository widget fetches its facts from the forge's API"
+        text = page.read_text(encoding="utf-8")
+        if 'class="mermaid"' in text and not any(src.endswith(MERMAID_SCRIPT) for src in parser.scripts):
+            problems.append(f"{name}: draws a diagram without {MERMAID_SCRIPT}: the theme fetches Mermaid")
+        if 'data-md-component="source"' in text:
+            problems.append(f"{name}: the repository widget fetches its facts from the forge's API")
     for sheet in site.rglob("*.css"):
         problems += [f"{sheet.relative_to(site)}: loads {url}"
                      for url in CSS_LOADS.findall(sheet.read_text(encoding="utf-8")) if is_remote(url)]
@@ -226,3 +231,61 @@ def test_no_page_cites_the_design_document(site):
     cited = {str(page.relative_to(site)): match.group(0)
              for page in pages(site) if (match := re.search(r".{0,60}\bSPEC\b.{0,20}", page_text(page)))}
     assert cited == {}
+
+
+PROBE = """<script>
+(function () {  // the theme draws a diagram into a closed shadow root: open it, count its SVGs
+  var roots = [], attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    var root = attach.call(this, Object.assign({}, init, {mode: "open"})); roots.push(root); return root;
+  };
+  setInterval(function () {
+    var probe = document.getElementById("imad-probe") ||
+      document.body.appendChild(Object.assign(document.createElement("pre"), {id: "imad-probe"}));
+    var drawn = roots.filter(function (r) { return r.querySelector("svg .node"); });
+    probe.textContent = "diagrams=" + drawn.length;
+  }, 100);
+})();
+</script>"""
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def page_requests(net_log: Path, origin: str) -> list[str]:
+    """The URLs of the requests the page at `origin` started (Chromium's own are left out)."""
+    log = json.loads(net_log.read_text(encoding="utf-8"))
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    return [event["params"]["url"] for event in log["events"]
+            if event["type"] == start and event.get("params", {}).get("initiator") == origin]
+
+
+@pytest.mark.slow
+def test_mermaid_draws_offline_in_chromium(site, tmp_path):
+    """The concepts page in headless Chromium, no host but the local server resolvable: the
+    diagram is drawn as SVG, and every request the page makes goes to the local server."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("needs Chromium to render the page (Debian: apt-get install -y chromium)")
+    page = (site / "concepts" / "index.html").read_text(encoding="utf-8")
+    probed = page.replace("<head>", "<head>" + PROBE, 1)
+    (site / "concepts" / "probe.html").write_text(probed, encoding="utf-8")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(QuietHandler, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    origin = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        dom = subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
+             "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+             f"--log-net-log={tmp_path / 'net.json'}", "--virtual-time-budget=15000", "--dump-dom",
+             f"{origin}/concepts/probe.html"], capture_output=True, text=True, timeout=180).stdout
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert re.search(r'id="imad-probe">diagrams=(\d+)<', dom).group(1) == "1"
+    requests = page_requests(tmp_path / "net.json", origin)
+    assert f"{origin}/vendor/mermaid/mermaid.tiny.js" in requests
+    assert [url for url in requests if not url.startswith(origin + "/")] == []
