@@ -25,19 +25,22 @@ STEP_S = 7 * 86_400 / ROWS
 TAU = 0.6
 SHADOW_DEBATE_EVERY = 5
 """Every fifth decision is also debated in shadow (`--shadow-debate-rate 0.2`)."""
+SEEDS = {True: 0, False: 4}
+"""The seed of each log (by `signal`): 160 labels leave a no-signal AUROC within about ±0.09 of
+0.5, and seed 4 shows the typical case (0.48) rather than a lucky one."""
 
 
 def decision_id(index: int) -> str:
     return f"chatcmpl-sample-{index:04d}"
 
 
-def seeded_rows(*, signal: bool, seed: int = 0) -> list[tuple[dict[str, Any], bool, bool | None]]:
+def seeded_rows(*, signal: bool) -> list[tuple[dict[str, Any], bool, bool | None]]:
     """(log row, the served answer's label, the shadow debate's label or None) per decision.
 
     With `signal` an answer is right with probability p; without, with probability 0.3 whatever
     its p. A shadow debate keeps 90% of the right answers and fixes 40% of the wrong ones.
     """
-    rng = random.Random(seed)
+    rng = random.Random(SEEDS[signal])
     rows = []
     for index in range(ROWS):
         p = rng.betavariate(2.0, 2.0)
