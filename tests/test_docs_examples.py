@@ -95,3 +95,15 @@ def test_long_how_to_pages_are_split_into_sections(page):
     assert len(sections) - 1 >= 3
     longest = max(len(section.split()) for section in sections)
     assert longest <= MAX_WORDS_UNDER_ONE_HEADING
+
+
+def test_results_mark_the_auroc_of_a_constant_p():
+    """`auto` choosing the base rate gives every answer one p: its AUROC cell says so, with a note
+    under each table, so the oracle's 0.5 on GSM8K does not read as a bug."""
+    text = (DOCS / "results.md").read_text(encoding="utf-8")
+    tables = text.count("| AUROC after auto |")
+    assert tables >= 2
+    assert "0.500 [0.50, 0.50]" not in text
+    assert text.count("¹ `auto` kept the 50 labels' base rate") == tables
+    gsm8k_oracle = "|  | oracle | 0.000 [0.00, 0.00] | 1.000 [1.00, 1.00] | 0.002 [0.00, 0.03] |"
+    assert f"{gsm8k_oracle} 0.5, constant p¹ |" in text
