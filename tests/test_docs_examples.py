@@ -73,6 +73,7 @@ def test_the_sample_cards_tell_signal_from_no_signal(hooks):
     assert good["drift"]["flagged_windows"] == []  # a steady week: no window's p drifts
 
 
+@pytest.mark.slow
 def test_the_sample_cards_are_generated_into_the_page(hooks):
     generate, sample_card = hooks
     page = (DOCS / "how-to" / "prove-it.md").read_text(encoding="utf-8")
