@@ -1,4 +1,4 @@
-"""Reading corpus files: the one reader of self-critique answers on disk (SPEC §6).
+"""Reading corpus files: the one reader of self-critique answers on disk.
 
 A corpus file is JSON lines, one `CorpusRecord` per line, as `python -m training.corpus` appends
 them (`training.corpus_store` writes; this module reads). Training (`training.fit`, `.evaluate`,
@@ -7,7 +7,7 @@ functions, so a file means the same thing to both and a damaged one fails the sa
 line cut off by a crash is skipped; any other malformed line is a `DatasetError` naming file and
 line, and the file is never changed. A resumed corpus can hold a question twice (an LLM failure
 retried); the later line counts. It lives in `imad` because the runtime must not import
-`training` (SPEC §1).
+`training`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`python -m training.calibrate`: choose τ on the router's own validation split (SPEC §7, §10).
+"""`python -m training.calibrate`: choose τ on the router's own validation split.
 
     python -m training.calibrate --router checkpoints/imad-router-v1 --target-trigger-rate 0.2
 

@@ -1,4 +1,4 @@
-"""The typed configuration of `python -m training.fit` (SPEC §5): one frozen dataclass.
+"""The typed configuration of `python -m training.fit`: one frozen dataclass.
 
 Values come from, in increasing priority: the defaults below, a JSON or TOML file (`--config`,
 keys are the field names), and command-line flags (`--batch-size 32` sets `batch_size`). The
@@ -6,7 +6,7 @@ result is validated on creation; an invalid value raises `ConfigError` naming th
 its flag. The resolved config is saved with every run and inside the exported checkpoint.
 
 Lightning's `accelerator`, `devices` and `strategy` are passed to `lightning.Trainer`
-unchanged, so GPUs and DDP work as Lightning documents them (SPEC §12).
+unchanged, so GPUs and DDP work as Lightning documents them.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class FitConfig:
     epochs: int = 50
     batch_size: int = 64
     learning_rate: float = 1e-3
-    # The network's and the loss's defaults are theirs (SPEC §5), read off their configs.
+    # The network's and the loss's defaults are theirs, read off their configs.
     width: int = RouterNetConfig.width
     depth: int = RouterNetConfig.depth
     dropout: float = RouterNetConfig.dropout
@@ -234,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m training.fit",
         description="Train the imad router with FocusCal on a self-critique corpus and export "
-        "the checkpoint (SPEC §5, §7).",
+        "the checkpoint.",
         argument_default=argparse.SUPPRESS, epilog=EXIT_STATUS_HELP,
     )
     add_debug_flag(parser)

@@ -1,4 +1,4 @@
-"""Build the training corpus: self-critique answers, labelled, appended to disk (SPEC §6).
+"""Build the training corpus: self-critique answers, labelled, appended to disk.
 
     python -m training.corpus --dataset pubmedqa --llm local
     python -m training.corpus --dataset gqa --limit 1000 --llm openai:qwen@http://127.0.0.1:8000/v1

@@ -1,4 +1,4 @@
-"""Turn a trained network into the shipped checkpoint directory (SPEC §7).
+"""Turn a trained network into the shipped checkpoint directory.
 
 `build_router` wraps the trained `RouterNet` with the training scaler, the feature schema and τ,
 plus the provenance config.json records: seed, training setup, data summary, validation metrics

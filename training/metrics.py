@@ -1,4 +1,4 @@
-"""Calibration and ranking metrics of a probability score (SPEC §5, §10).
+"""Calibration and ranking metrics of a probability score.
 
 ECE uses 15 equal-width bins with the edges of scikit-learn's `calibration_curve`
 (right-closed (a, b], the first bin [0, b]), so the per-bin numbers here equal sklearn's.

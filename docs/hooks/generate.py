@@ -4,6 +4,7 @@ A page asks for a generated part with an HTML comment on its own line, `<!-- gen
 `GENERATORS` maps each name to a function returning Markdown. The CLI reference is every parser's
 own `--help`, the decision tables are `imad.decide.schema`'s fields, the training metrics are
 `training.metrics.METRICS`: a flag, a field or a metric added in the code shows up here with no edit.
+The sample report cards are `imad report`'s own output on seeded logs (`sample_card`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ import importlib
 import io
 import os
 import re
+import sys
 from collections.abc import Callable
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parents[1]
+if str(DOCS / "hooks") not in sys.path:  # its sibling modules, however MkDocs loaded this one
+    sys.path.insert(0, str(DOCS / "hooks"))
+import sample_card  # noqa: E402
 
 TRAINING_COMMANDS = ("training.corpus", "training.fit", "training.calibrate", "training.evaluate",
                      "training.export", "training.scoreboard")
@@ -90,9 +98,16 @@ def training_metrics() -> str:
     return "\n".join(rows) + "\n"
 
 
+def example_labels() -> str:
+    """The example label file, `docs/examples/labels.jsonl`, as the page shows it."""
+    return "```json\n" + (DOCS / "examples" / "labels.jsonl").read_text(encoding="utf-8") + "```\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli_reference, "decision-schema": decision_schema,
     "decision-log-columns": decision_log_columns, "training-metrics": training_metrics,
+    "example-labels": example_labels, "sample-card-signal": sample_card.signal_card,
+    "sample-card-no-signal": sample_card.no_signal_card,
 }
 MARKER = re.compile(r"^<!-- generate: ([\w-]+) -->$", re.MULTILINE)
 

@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "imad-router-v2)")
     parser.add_argument("--llm", default=DEFAULT_LLM,
                         help="chat back-end behind the router: local | gguf:PATH | openai:MODEL[@URL] | "
-                             "cached:PATH::SPEC (default: %(default)s)")
+                             "cached:PATH::LLM (default: %(default)s)")
     parser.add_argument("--backend", default=_DEFAULTS.default_backend, choices=SERVE_BACKENDS,
                         help="debate back-end of the model name 'imad' (default: %(default)s)")
     parser.add_argument("--tau", type=float, default=None,

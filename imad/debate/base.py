@@ -1,4 +1,4 @@
-"""The debate back-end skeleton (SPEC §8): one `run()` procedure, each back-end writes its protocol.
+"""The debate back-end skeleton: one `run()` procedure, each back-end writes its protocol.
 
 - `DebateBackend.run(question, seed_response=None) -> DebateResult`: the one interface. It
   checks the question and the seed response, builds the call recorder, names the agents, runs the

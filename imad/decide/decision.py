@@ -8,7 +8,7 @@ each of its fields by the name `imad.decide.schema` declares it under; every vie
 (`to_dict`, the server's body, header and log line, the span, the CLI's report, the metrics'
 outcome, the decision log) is taken from those values through the schema.
 
-Fail safe (SPEC §13): a score that is not a finite number (a damaged router, an overflow) is
+Fail safe: a score that is not a finite number (a damaged router, an overflow) is
 never compared with τ. The decision escalates, carries `p = None` and `uncertainty = None`
 (so its JSON never holds NaN), `score_status = "non_finite"`, and the reason names the value.
 
@@ -51,7 +51,7 @@ class RouterDecision:
     """`"parsed"`, or `"unparsed"` when the self-critique could not be parsed."""
     parse_error: str | None = None
     uncertainty: float | None = None
-    """The auxiliary uncertainty head u (SPEC §5); None when unparsed."""
+    """The auxiliary uncertainty head u; None when unparsed."""
     cues: tuple[Cue, ...] = ()
     """The features that moved p most in the direction of the decision."""
     score_status: str = SCORED

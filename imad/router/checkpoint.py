@@ -1,4 +1,4 @@
-"""Reading and writing a router checkpoint directory (SPEC §7). Pickle is never used.
+"""Reading and writing a router checkpoint directory. Pickle is never used.
 
 A checkpoint is a directory of three files:
 

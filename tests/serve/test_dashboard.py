@@ -66,12 +66,13 @@ def driven_metrics() -> str:
 
 def test_the_escalation_panel_draws_the_target_the_server_exports():
     """The target line is the server's own --target-trigger-rate, not a value typed into the
-    dashboard (no variable but the data source is left)."""
+    dashboard (no variable but the data source is left); in shadow mode the would-escalate share
+    is drawn beside it (tests/serve/test_dashboard_promql.py evaluates the expressions)."""
     board = dashboard()
     [panel] = [panel for panel in board["panels"] if panel["title"] == "Escalation rate against the target"]
     drawn = {name for target in panel["targets"] for name in parse(target["expr"]).metrics}
     assert drawn == {"imad_decisions_total", "imad_budget_realized_trigger_rate",
-                     "imad_budget_target_trigger_rate"}
+                     "imad_budget_target_trigger_rate", "imad_shadow_decisions_total"}
     assert [variable["name"] for variable in board["templating"]["list"]] == ["datasource"]
 
 

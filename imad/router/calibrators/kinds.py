@@ -1,4 +1,4 @@
-"""The calibrators a checkpoint can hold, one registered class each (SPEC §14).
+"""The calibrators a checkpoint can hold, one registered class each.
 
 A new calibrator is one class here: `@register`, a `kind`, its parameters as `parameter(row)`
 fields, `apply`, and `fit` (the numerics in `imad.router.calibrators.fitting`). Its constraints
