@@ -36,12 +36,14 @@ def canonical_hash(body: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class RouterIdentity:
-    """The router whose scores were certified: its name, version and the hash of what makes p
-    (weights, scaler, calibrator, features)."""
+    """The router whose scores were certified: its name, version and config hash (as the
+    decision log and /health name it), and the hash of what makes p (weights, scaler, features,
+    calibrator), which a new version with another τ shares."""
 
     name: str
     version: str
     hash: str
+    scorer: str
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ def _check_body(certificate: Certificate) -> None:
         raise ConfigError(FIELD, "is damaged: needs kept_errors ≤ kept ≤ labelled")
     texts = [("method", certificate.method), ("router.name", certificate.router.name),
              ("router.version", certificate.router.version), ("router.hash", certificate.router.hash),
+             ("router.scorer", certificate.router.scorer),
              ("labels.source", certificate.labels.source), *(("warnings", w) for w in certificate.warnings)]
     for name, value in texts:
         if not isinstance(value, str):

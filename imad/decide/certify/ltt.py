@@ -93,7 +93,7 @@ def certify(p: Sequence[float] | np.ndarray, right: Sequence[int] | np.ndarray, 
         kept=int(curve.kept[index]), kept_errors=int(curve.errors[index]), upper_bound=bound,
         test_level=level,
         escalation_rate=escalation, max_trigger_rate=max_trigger_rate,
-        router=router or RouterIdentity("unnamed", "unversioned", "unhashed"),
+        router=router or RouterIdentity("unnamed", "unversioned", "unhashed", "unhashed"),
         labels=labels or LabelSource("not recorded"), warnings=tuple(warnings))
 
 
