@@ -128,7 +128,7 @@ def _labelled(p: Sequence[float] | np.ndarray, right: Sequence[int] | np.ndarray
                            "(imad log label, or feedback on served answers)")
     bad = np.flatnonzero((outcomes != 0) & (outcomes != 1))
     if bad.size:
-        raise DatasetError(f"label {int(bad[0])} is {outcomes[bad[0]]!r}; labels must be 1 (right) "
+        raise DatasetError(f"label {int(bad[0])} is {float(outcomes[bad[0]])!r}; labels must be 1 (right) "
                            "or 0 (wrong)")
     return scores, outcomes.astype(np.int64)
 
@@ -140,7 +140,8 @@ def _scores(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
         raise DatasetError(f"{name} must be numbers in [0, 1]") from None
     bad = np.flatnonzero(~((scores >= 0.0) & (scores <= 1.0)))  # NaN fails both
     if bad.size:
-        raise DatasetError(f"{name}[{int(bad[0])}] is {scores[bad[0]]!r}; scores must be numbers in [0, 1]")
+        raise DatasetError(f"{name}[{int(bad[0])}] is {float(scores[bad[0]])!r}; scores must be "
+                           "numbers in [0, 1]")
     return scores
 
 
