@@ -23,7 +23,7 @@ from tests.router.router_helpers import make_router  # noqa: E402
 from tests.serve.test_shadow_serving import TAU, varied_respond  # noqa: E402
 from tests.support.serve_process import ServeProcess, upstream_stub  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.server]
+pytestmark = pytest.mark.slow
 
 REQUESTS = 120
 
