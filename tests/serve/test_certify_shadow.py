@@ -1,6 +1,7 @@
 """Certify on a real shadow log: `imad serve --shadow --decision-log X` answers, every answer gets
 a label through the feedback endpoint, and `imad calibrate --certify --log X --json` prints the
-certificate the library gives on the same rows (τ, n, kept and bound equal)."""
+certificate the library gives on the same rows (τ, n, kept and bound equal). Then the certified
+router is served: /health names its certificate, /v1/imad/stats the live check of its promise."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from imad.decide.certify import Certificate, LabelSource, certify  # noqa: E402
+from imad.decide.certify import Certificate, LabelSource, certify, live_check  # noqa: E402
 from imad.decision_log import open_for_reading  # noqa: E402
 from imad.router import Router  # noqa: E402
 from imad.router.certified import router_of  # noqa: E402
@@ -66,3 +67,31 @@ def test_certify_on_a_shadow_log_equals_the_library(tmp_path):
         expected.tau, expected.labelled, expected.kept, expected.upper_bound)
     assert printed == expected.to_dict()
     assert Router.load(tmp_path / "certified").tau == expected.tau
+    served_certificate(tmp_path, expected, log)
+
+
+def served_certificate(tmp_path, expected: Certificate, log) -> None:
+    """The certified router, served: /health names its certificate; /v1/imad/stats adds the live
+    check, read from the decision log's labels of the answers it kept."""
+    with upstream_stub(varied_respond) as upstream:
+        server = ServeProcess(tmp_path / "certified", upstream, tmp_path, "--decision-log", str(log),
+                              "--no-scoring-process")
+        try:
+            server.wait_ready()
+            assert server.health()["certificate"] == {
+                "alpha": 0.3, "delta": 0.05, "tau": expected.tau, "labelled": expected.labelled,
+                "hash": expected.hash}
+            kept = 0
+            for index in range(200, 240):
+                response = server.post(index)
+                info = response.json()["imad"]
+                kept += not info["escalated"]
+                httpx.post(f"{server.url}/v1/imad/feedback", timeout=60, json={
+                    "id": response.headers["x-request-id"], "correct": False}).raise_for_status()
+            stats = httpx.get(f"{server.url}/v1/imad/stats", timeout=60).json()
+        finally:
+            server.stop()
+    live = stats["certificate"]["live_check"]
+    assert stats["certificate"]["hash"] == expected.hash
+    assert 0 < kept < 40 and live["labels"] == kept and live["errors"] == kept
+    assert live["violated"] is live_check([1] * kept, 0.3, 0.05).violated

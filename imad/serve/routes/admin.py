@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from imad.decide.certify.watch import certificate_state
 from imad.decision_log.writer import DecisionLog
 from imad.serve.routes.state import Server
 
@@ -31,7 +32,15 @@ async def routing_stats(server: Server) -> dict[str, Any]:
             "budgets": {} if budgets is None else budgets.stats(),
             "decision_log": decision_log_stats(server.decision_log),
             "shadow": settings.shadow,
-            "shadow_debates": None if server.shadow_debates is None else server.shadow_debates.stats()}
+            "shadow_debates": None if server.shadow_debates is None else server.shadow_debates.stats(),
+            "certificate": served_certificate(server)}
+
+
+def served_certificate(server: Server) -> dict[str, Any] | None:
+    """The serving router's certificate with the live check read from the decision log."""
+    current = server.runner.routers.current
+    return certificate_state(current.factory.router.config.record.certificate,
+                             server.settings.decision_log, current.identity.hash)
 
 
 def decision_log_stats(log: DecisionLog | None) -> dict[str, Any] | None:
