@@ -1,7 +1,8 @@
 """Certify on a real shadow log: `imad serve --shadow --decision-log X` answers, every answer gets
 a label through the feedback endpoint, and `imad calibrate --certify --log X --json` prints the
 certificate the library gives on the same rows (τ, n, kept and bound equal). Then the certified
-router is served: /health names its certificate, /v1/imad/stats the live check of its promise."""
+router is served: /health names its certificate, /v1/imad/stats the live check of its promise,
+/metrics the certified α and whether the check rejects it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from imad.decide.certify import Certificate, LabelSource, certify, live_check  #
 from imad.decision_log import open_for_reading  # noqa: E402
 from imad.router import Router  # noqa: E402
 from imad.router.certified import router_of  # noqa: E402
+from imad.serve.metrics import sample_values  # noqa: E402
 from tests.conftest import REPO_ROOT  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
 from tests.serve.test_shadow_serving import TAU, varied_respond  # noqa: E402
@@ -89,9 +91,12 @@ def served_certificate(tmp_path, expected: Certificate, log) -> None:
                 httpx.post(f"{server.url}/v1/imad/feedback", timeout=60, json={
                     "id": response.headers["x-request-id"], "correct": False}).raise_for_status()
             stats = httpx.get(f"{server.url}/v1/imad/stats", timeout=60).json()
+            metrics = server.metrics()
         finally:
             server.stop()
     live = stats["certificate"]["live_check"]
     assert stats["certificate"]["hash"] == expected.hash
     assert 0 < kept < 40 and live["labels"] == kept and live["errors"] == kept
     assert live["violated"] is live_check([1] * kept, 0.3, 0.05).violated
+    assert list(sample_values(metrics, "imad_certificate_alpha")) == [({}, 0.3)]
+    assert list(sample_values(metrics, "imad_certificate_violated")) == [({}, float(live["violated"]))]
