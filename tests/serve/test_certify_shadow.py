@@ -96,7 +96,11 @@ def served_certificate(tmp_path, expected: Certificate, log) -> None:
             server.stop()
     live = stats["certificate"]["live_check"]
     assert stats["certificate"]["hash"] == expected.hash
-    assert 0 < kept < 40 and live["labels"] == kept and live["errors"] == kept
-    assert live["violated"] is live_check([1] * kept, 0.3, 0.05).violated
+    assert 7 <= kept < 40 and live["labels"] == kept and live["errors"] == kept, kept
+    assert live["violated"] is live_check([1] * kept, 0.3, 0.05).violated is True
     assert list(sample_values(metrics, "imad_certificate_alpha")) == [({}, 0.3)]
     assert list(sample_values(metrics, "imad_certificate_violated")) == [({}, float(live["violated"]))]
+    said = server.events("certificate_violated")
+    assert len(said) == int(live["violated"])
+    assert all(line["certificate"] == expected.hash and "violated at label" in line["evidence"]
+               for line in said)
