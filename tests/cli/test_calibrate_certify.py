@@ -165,3 +165,20 @@ def test_labels_of_kept_answers_only_warn_and_certify_nothing_below_them(router_
     assert any("served the debate's answer" in w for w in certificate["warnings"])
     assert any("no label speaks for them" in w for w in certificate["warnings"])
     assert np.isclose(certificate["escalation_rate"], certificate["escalation_rate"])
+
+
+@pytest.mark.slow
+def test_certify_on_committed_corpus_answers_gives_the_library_answer(tmp_path, capsys):
+    """The shipped router on the committed MMLU answers: 78% wrong, so no 20% promise; the
+    infeasible answer printed is the library's on the same scores."""
+    from imad.router.calibration_set import read_validation_set
+    from tests.conftest import REPO_ROOT
+
+    corpus = REPO_ROOT / "corpus" / "smollm2-135m-instruct-q4_1" / "eval" / "mmlu.jsonl"
+    assert main(["calibrate", "--certify", "--max-error", "0.2", "--corpus", str(corpus),
+                 "--out", str(tmp_path / "v"), "--json"]) == 3
+    printed = json.loads(capsys.readouterr().out)["infeasible"]
+    scores = read_validation_set(Router.load(), [corpus])
+    expected = certify(scores.p, scores.labels, alpha=0.2, unparsed=scores.unparsed)
+    assert printed == expected.to_dict()
+    assert printed["least_escalation"] > 0.7 and printed["smallest_alpha"] > 0.8
