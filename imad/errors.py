@@ -171,6 +171,15 @@ class CheckpointError(ImadError):
     """A router checkpoint is missing, corrupt or does not match this version of imad."""
 
 
+class NotCertifiableError(ImadError):
+    """No threshold can be certified for the asked error on these labels (`imad.decide.certify`):
+    the message is the reason in one line; `answer` is the whole `Infeasible` answer."""
+
+    def __init__(self, message: str, answer: object = None) -> None:
+        super().__init__(message)
+        self.answer = answer
+
+
 # --- Debate --------------------------------------------------------------------------------------
 
 

@@ -101,3 +101,17 @@ def test_the_decision_package_and_the_router_config_do_not_import_each_other():
     assert {path: names for path, names in decide.items() if names} == {}
     config = runtime_imports(ROOT / "imad" / "router" / "config.py")
     assert sorted(m for m in config if m.startswith(("imad.decide", "imad.policy"))) == []
+
+
+def test_certifying_and_checking_a_certificate_import_no_torch():
+    """A certified τ is certified, saved, read back and checked live without the network: the
+    certify package loads scipy only when it certifies, and torch never."""
+    code = ("import sys; from imad.decide.certify import Certificate, live_check; "
+            "live_check([0, 1, 0], 0.1, 0.05); scipy_at_import = 'scipy' in sys.modules; "
+            "from imad.decide.certify import certify; "
+            "c = certify([0.9] * 40, [1] * 40, alpha=0.1); Certificate.from_dict(c.to_dict()); "
+            "print(scipy_at_import, sorted(m for m in sys.modules if m == 'torch' "
+            "or m.startswith('imad.router')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            cwd=ROOT)
+    assert loaded.stdout.strip() == "False []"

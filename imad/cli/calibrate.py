@@ -4,6 +4,7 @@
     imad calibrate --router imad-router-v1 --token-budget 1500 --debate-tokens 4000 --corpus val/
     imad calibrate --recalibrate platt --corpus my-labelled-answers.jsonl
     imad calibrate --recalibrate prior-shift --corpus my-traffic.jsonl    # no labels needed
+    imad calibrate --certify --max-error 0.1 --log decisions.sqlite     # a τ with a promise
 
 τ is chosen on labelled validation answers (corpus files, `imad.router.calibration_set`) and
 written, with how it was chosen, into a new checkpoint version (`imad-router-v1` →
@@ -33,7 +34,10 @@ __all__ = ["SPLIT_HINT", "add_arguments", "recalibrate", "report", "run", "targe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_calibration_arguments(parser)
+    from imad.cli.certify import add_certify_arguments
+
+    add_calibration_arguments(parser, certify=True)
+    add_certify_arguments(parser)
     parser.add_argument("--log", default=None, metavar="PATH",
                         help="instead of --corpus, a decision log: --recalibrate fits on its scored "
                              "decisions (the labelled ones for platt, isotonic, temperature), "
@@ -43,9 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from imad.cli.certify import certify_command, reject_certify_flags
     from imad.router.calibration_set import read_validation_set
     from imad.router.threshold import calibrate_router
 
+    if args.certify:
+        return certify_command(args)
+    reject_certify_flags(args)
     target = target_from_args(args)
     if args.recalibrate is not None:
         return recalibrate(args)

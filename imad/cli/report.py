@@ -29,6 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write report.md, reliability.png and deferral.png into DIR")
     parser.add_argument("--json", action="store_true", help="print the report card as JSON")
+    parser.add_argument("--router", default=None, metavar="DIR",
+                        help="a checkpoint directory: its certificate and the live check of its "
+                             "promise on the log's labels")
+    parser.add_argument("--max-error", default=None, metavar="A",
+                        help="show what can be certified at this error among kept answers")
+    parser.add_argument("--confidence", default=None, metavar="C",
+                        help="with --max-error: the confidence (default 0.95)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +46,14 @@ def run(args: argparse.Namespace) -> int:
 
     since = None if args.since is None else parse_since(args.since)
     window_s = parse_window(args.window)
-    card = report_card(args.log, since=since, model=args.model, window_s=window_s)
+    from imad.cli.certify import OPEN_UNIT
+    from imad.constraints import parse_text
+
+    alpha = None if args.max_error is None else parse_text(args.max_error, OPEN_UNIT, "--max-error")
+    confidence = (0.95 if args.confidence is None
+                  else parse_text(args.confidence, OPEN_UNIT, "--confidence"))
+    card = report_card(args.log, since=since, model=args.model, window_s=window_s,
+                       router=args.router, alpha=alpha, delta=round(1.0 - confidence, 12))
     if args.out is not None:
         written = write_report(card, args.out)
         print(f"wrote {', '.join(str(path) for path in written)}", file=sys.stderr)

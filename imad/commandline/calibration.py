@@ -20,10 +20,15 @@ SPLIT_HINT = ("to calibrate on the router's own validation split run `python -m 
               "with the same flags (needs: pip install 'imad[train]')")
 
 
-def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = True) -> None:
+def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = True,
+                  certify: bool = False) -> None:
     parser.add_argument("--router", default=None,
                         help="shipped router name or checkpoint directory (default: imad-router-v2)")
     target = parser.add_mutually_exclusive_group(required=True)
+    if certify:
+        target.add_argument("--certify", action="store_true",
+                            help="certify τ for a largest error among kept answers (--max-error) "
+                                 "on labelled answers, with confidence (--confidence)")
     target.add_argument("--recalibrate", metavar="METHOD", nargs="?", const="auto",
                         choices=RECALIBRATION_METHODS,
                         help="fit p's calibrator instead of τ on labelled answers: auto (the "

@@ -12,6 +12,8 @@ budget, a server's settings, a decision log — never loads the network:
 - `budget`, `split_heaps`: `TriggerBudget`, a τ that follows the traffic (`new_budget`).
 - `budget_state`: a trigger budget kept in a file between processes (`imad ask --budget-state`).
 - `schema`: every field of a decision declared once, and the views derived from it.
+- `certify` (imported on its own): a τ certified on labelled answers to keep at most α wrong
+  with confidence 1 − δ, the infeasible answer, and the live check of the promise.
 
 Arrows run one way: `imad.router` imports this package (a score is built there), never the
 reverse (what deciding reads of the router's config is a protocol, `policy.StoredRouting`).

@@ -23,8 +23,12 @@ REPORT_COLUMNS = (ID, TIME, MODEL, "p", "ood", ESCALATED, "would_escalate", SERV
 
 
 def report_card(path: str | Path, *, since: float | None = None, model: str | None = None,
-                window_s: float = DEFAULT_WINDOW_S, samples: int = 1000) -> dict[str, Any]:
-    """The card of the log at `path`, restricted to `time >= since` and one model name."""
+                window_s: float = DEFAULT_WINDOW_S, samples: int = 1000,
+                router: str | Path | None = None, alpha: float | None = None,
+                delta: float = 0.05) -> dict[str, Any]:
+    """The card of the log at `path`, restricted to `time >= since` and one model name; with the
+    certificate of the checkpoint `router` and what can be certified at error `alpha`
+    (`imad.report.certification`)."""
     store = open_for_reading(path)
     try:
         if model is not None:
@@ -36,8 +40,16 @@ def report_card(path: str | Path, *, since: float | None = None, model: str | No
         rows = list(store.rows(since=since, model=model, names=REPORT_COLUMNS))
     finally:
         store.close()
-    return build_report(rows, log=str(path), window_s=window_s, since=since, model=model,
+    card = build_report(rows, log=str(path), window_s=window_s, since=since, model=model,
                         samples=samples)
+    from imad.report.certification import certification_section, read_certificate
+
+    certificate = None if router is None else read_certificate(router)
+    why = ("no router with a certificate was given (--router DIR)" if router is None
+           else f"the router {router} carries no certificate (imad calibrate --certify)")
+    card["certificate"], card["certification"] = certification_section(
+        rows, certificate=certificate, alpha=alpha, delta=delta, why_none=why)
+    return card
 
 
 def write_report(card: dict[str, Any], out: str | Path, *, pictures: bool = True) -> list[Path]:

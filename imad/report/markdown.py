@@ -39,6 +39,9 @@ def render_markdown(card: dict[str, Any], pictures: dict[str, str]) -> str:
               f"{', '.join(drift['flagged_windows']) or 'none'}."]
     lines += _quality(card["quality"], pictures)
     lines += _shadow(card["shadow"])
+    from imad.report.certification import render_certification
+
+    lines += render_certification(card)
     return "\n".join(lines) + "\n"
 
 

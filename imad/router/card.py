@@ -44,6 +44,7 @@ def render_model_card(config: dict[str, Any]) -> str:
         _data(record.data),
         _metrics(record.metrics, config["threshold"]),
         _threshold(config["threshold"]),
+        _certificate(record.certificate),
         _calibration(config.get("calibrator")),
         _ood(config, record),
         _model(config, record),
@@ -206,6 +207,24 @@ def _calibration(section: dict[str, Any] | None) -> str:
 
 def _threshold(threshold: dict[str, Any]) -> str:
     return f"## Threshold\n\nτ = {threshold['tau']:g}: {threshold.get('method', 'not recorded')}."
+
+
+def _certificate(certificate: Any) -> str:
+    """The promise of a certified τ, with the numbers it rests on; nothing when τ is not certified."""
+    if certificate is None:
+        return ""
+    labels = certificate.labels
+    span = ("" if labels.first is None or labels.last is None
+            else f", unix time {labels.first:.0f} to {labels.last:.0f}")
+    warned = "".join(f"\n\n**Warning**: {warning}" for warning in certificate.warnings)
+    return (f"## Certificate\n\n{certificate.promise()[0].upper()}{certificate.promise()[1:]}. "
+            f"Certified on {certificate.labelled} labelled answers ({labels.source}{span}): "
+            f"{certificate.kept} kept at τ, {certificate.kept_errors} of them wrong; upper "
+            f"confidence bound of the kept error {certificate.upper_bound:.4f}. Method: "
+            f"{certificate.method}. It assumes the traffic is exchangeable with the labelled "
+            f"answers. Router {certificate.router.name} (config {certificate.router.hash[:12]}, "
+            f"scorer {certificate.router.scorer[:12]}); certificate sha256 `{certificate.hash}`."
+            + warned)
 
 
 def _ood(config: dict[str, Any], record: TrainingRecord) -> str:

@@ -99,6 +99,10 @@ def read_checkpoint(directory: Path) -> CheckpointContents:
         config = RouterConfig.from_dict(data)
     except ConfigError as error:
         raise CheckpointError(f"{where}: invalid {error}") from error
+    if config.record.certificate is not None:
+        from imad.router.certified import check_certificate
+
+        check_certificate(config, where)
     check_feature_schema(
         {"names": list(config.features.names), "schema_version": config.features.schema_version,
          "hash": config.features.hash},

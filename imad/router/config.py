@@ -174,7 +174,8 @@ class RouterConfig:
         return replace(self, ood_policy=policy)
 
     def with_calibrator(self, calibrator: Calibrator) -> RouterConfig:
-        return replace(self, calibrator=calibrator)
+        """A copy with another calibrator; a certificate of the old p no longer holds."""
+        return replace(self, calibrator=calibrator, record=self.record.without("certificate"))
 
     @property
     def training_accuracy(self) -> float | None:
@@ -184,7 +185,8 @@ class RouterConfig:
         return float(rate) if rate is not None and 0.0 < rate < 1.0 else None
 
     def with_threshold(self, tau: float, method: str) -> RouterConfig:
-        return replace(self, threshold=Threshold(tau, method))
+        """A copy with another τ; a certificate of the old τ no longer holds."""
+        return replace(self, threshold=Threshold(tau, method), record=self.record.without("certificate"))
 
     def renamed(self, name: str) -> RouterConfig:
         return replace(self, name=name)

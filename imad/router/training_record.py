@@ -18,9 +18,11 @@ search's
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from imad.constraints import Boolean, Integer, Real
+from imad.errors import ConfigError
 from imad.router.record_schema import (
     MAX_COUNT,
     MAX_MAGNITUDE,
@@ -31,6 +33,7 @@ from imad.router.record_schema import (
     Nested,
     Nullable,
     Section,
+    Structure,
     section,
     stored,
     thaw,
@@ -254,6 +257,27 @@ class OODProvenance(Section):
     rows: RowCounts | None = stored(_section(RowCounts))
 
 
+@dataclass(frozen=True)
+class CertificateSection(Structure):
+    """A certified threshold's certificate (`imad.decide.certify.Certificate`), read with its
+    hash checked: a changed field is a `ConfigError`, so a checkpoint carrying a damaged
+    certificate is refused on load."""
+
+    def read(self, value: Any, key: str) -> Any:
+        from imad.decide.certify.certificate import Certificate
+
+        if isinstance(value, Certificate):
+            return value
+        try:
+            return Certificate.from_dict(thaw(value))
+        except ConfigError as error:  # the certificate's own path, under this key
+            raise ConfigError(key + error.field[len("certificate"):],
+                              str(error)[len(error.field) + 2:]) from None
+
+    def write(self, value: Any) -> dict[str, Any]:
+        return value.to_dict()
+
+
 @section
 class TrainingRecord(Section):
     """A checkpoint's provenance: the config.json sections beside the router's own (module
@@ -267,11 +291,17 @@ class TrainingRecord(Section):
     calibration: CalibrationRecord | None = stored(_section(CalibrationRecord))
     recalibration: RecalibrationRecord | None = stored(_section(RecalibrationRecord))
     ood_statistics: OODProvenance | None = stored(_section(OODProvenance))
+    certificate: Any = stored(CertificateSection())
+    """The promise of a certified τ (`imad calibrate --certify`); None when τ is not certified."""
 
     def with_sections(self, **sections: Any) -> TrainingRecord:
         """A copy with these top-level sections (typed or as JSON) added or replaced; a replaced
         one keeps its place."""
         return TrainingRecord.from_dict({**self.to_dict(), **{k: thaw(v) for k, v in sections.items()}})
+
+    def without(self, *keys: str) -> TrainingRecord:
+        """A copy without these top-level sections (a new τ or calibrator voids a certificate)."""
+        return TrainingRecord.from_dict({k: v for k, v in self.to_dict().items() if k not in keys})
 
     @property
     def corpus_paths(self) -> tuple[str, ...]:

@@ -203,6 +203,13 @@ class ServerMetrics:
                                "SIGHUP), by result: ok, or refused (the old router kept serving); "
                                "under --workers each worker counts its own", ["result"],
                                registry=registry)
+        self.certified_alpha = Gauge("imad_certificate_alpha", "The error among kept answers the "
+                                     "serving router's certificate promises (0: τ not certified)",
+                                     registry=registry, multiprocess_mode="max")
+        self.certificate_violated = Gauge("imad_certificate_violated", "1 when the live check of "
+                                          "the certificate rejects its promise on the decision "
+                                          "log's labels of kept answers", registry=registry,
+                                          multiprocess_mode="max")
         for result in ("ok", "refused"):
             self.reloads.labels(result=result)
         for outcome in OUTCOMES:
@@ -279,6 +286,12 @@ class ServerMetrics:
         self.score_batch_size.observe(size)
         if error is not None:
             self.scoring_failures.labels(type=type(error).__name__).inc()
+
+    def observe_certificate(self, state: dict[str, Any] | None) -> None:
+        """The serving router's certificate and its live check (`imad.decide.certify.watch`)."""
+        live = None if state is None else state["live_check"]
+        self.certified_alpha.set(0.0 if state is None else state["alpha"])
+        self.certificate_violated.set(1.0 if live is not None and live["violated"] else 0.0)
 
     def set_load(self, in_flight: int, waiting: int) -> None:
         self.in_flight.set(in_flight)

@@ -9,11 +9,14 @@ mode, and its shadow debates' counters (submitted, run, dropped, failed, changed
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import APIRouter
 
+from imad.decide.certify.watch import certificate_state
 from imad.decision_log.writer import DecisionLog
+from imad.serve.logs import log_event
 from imad.serve.routes.state import Server
 
 router = APIRouter()
@@ -31,7 +34,26 @@ async def routing_stats(server: Server) -> dict[str, Any]:
             "budgets": {} if budgets is None else budgets.stats(),
             "decision_log": decision_log_stats(server.decision_log),
             "shadow": settings.shadow,
-            "shadow_debates": None if server.shadow_debates is None else server.shadow_debates.stats()}
+            "shadow_debates": None if server.shadow_debates is None else server.shadow_debates.stats(),
+            "certificate": served_certificate(server)}
+
+
+def served_certificate(server: Server) -> dict[str, Any] | None:
+    """The serving router's certificate with the live check read from the decision log; the
+    first time a process sees the check reject, one warning line gives the evidence."""
+    current = server.runner.routers.current
+    state = certificate_state(current.factory.router.config.record.certificate,
+                              server.settings.decision_log, current.identity.hash)
+    live = None if state is None else state["live_check"]
+    if live is not None and live["violated"] and state["hash"] not in _SAID_VIOLATED:
+        _SAID_VIOLATED.add(state["hash"])
+        log_event("certificate_violated", level=logging.WARNING, certificate=state["hash"],
+                  evidence=live["evidence"])
+    return state
+
+
+_SAID_VIOLATED: set[str] = set()
+"""Hashes of the certificates whose violation this process has logged (one line each)."""
 
 
 def decision_log_stats(log: DecisionLog | None) -> dict[str, Any] | None:

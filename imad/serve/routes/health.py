@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from imad import __version__
+from imad.decide.certify.watch import certificate_summary
 from imad.serve.routes.state import Server
 
 router = APIRouter()
@@ -25,5 +26,7 @@ async def health(server: Server) -> dict[str, Any]:
     identity = runner.routers.current.identity
     return {"status": "ok", "version": __version__, "upstream_model": server.factory.model.model_id,
             "router": {"name": identity.name, "version": identity.version, "hash": identity.hash},
+            "certificate": certificate_summary(runner.routers.current.factory.router.config.record
+                                               .certificate),
             "worker_pid": os.getpid(),
             "in_flight": runner.in_flight, "waiting": runner.limiter.waiting, **server.limits}

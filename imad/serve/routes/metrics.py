@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from imad.serve.routes.admin import served_certificate
 from imad.serve.routes.guard import METRICS_PATH
 from imad.serve.routes.state import Server
 
@@ -15,5 +16,6 @@ router = APIRouter()
 @router.get(METRICS_PATH)
 async def prometheus_metrics(server: Server) -> Response:
     server.runner.report_load()
+    server.metrics.observe_certificate(served_certificate(server))
     body, content_type = server.metrics.render()
     return Response(body, media_type=content_type)
