@@ -82,7 +82,7 @@ class PostgresStore(LogStore):
         self.location, self.pool, self.stop = location, pool, stop
         super().__init__(_PooledSession(self), location.shown, columns, present)
         self._statements: dict[int, str] = {}
-        self._waiting = False
+        self._waiting = self._gave_up = False
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -154,6 +154,9 @@ class PostgresStore(LogStore):
         `stop` is set); any other failure is raised at once."""
         pause = 0.05
         while True:
+            if self._gave_up:  # closing, the database gone: the rest fail at once, not each after a wait
+                raise DecisionLogDatabaseError(f"decision log {self.path} could not be reached when "
+                                               "the log closed", "unreachable")
             try:
                 with self.transaction() as session:
                     result = work(session)
@@ -163,6 +166,7 @@ class PostgresStore(LogStore):
                 return result
             except DecisionLogDatabaseError as error:
                 if not transient(error) or self.stop is None or self.stop.is_set():
+                    self._gave_up = transient(error) and self.stop is not None and self.stop.is_set()
                     raise
                 if not self._waiting:
                     self._waiting = True
