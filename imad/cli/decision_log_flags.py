@@ -15,7 +15,7 @@ import argparse
 
 from imad.constraints import Integer, parse_text
 from imad.decision_log.encode import MAX_COUNT
-from imad.decision_log.location import is_database_url
+from imad.decision_log.location import database_location
 from imad.decision_log.writer import DecisionLog
 from imad.errors import ConfigError
 
@@ -55,7 +55,7 @@ def decision_log_from_args(args: argparse.Namespace) -> DecisionLog | None:
         return None
     if not args.decision_log.strip():  # `--decision-log "$UNSET"`
         raise ConfigError("--decision-log", "is empty; give the path of the log file")
-    if not is_database_url(args.decision_log):  # a database is checked (and created) on open
+    if database_location(args.decision_log, "--decision-log") is None:  # a database: checked on open
         _check_writable(args.decision_log)
     return DecisionLog(args.decision_log, log_text=args.log_text, max_rows=max_rows)
 

@@ -54,6 +54,15 @@ def is_database_url(value: object) -> bool:
     return found is not None and found.group(1).lower() in DATABASE_SCHEMES
 
 
+def database_location(value: object, flag: str) -> LogLocation | None:
+    """The database a `scheme://` value names (`ConfigError` for another scheme than
+    PostgreSQL's, or a malformed URL); None for anything else, which is a file path."""
+    if isinstance(value, str) and (is_database_url(value) or "://" in value[:40]):
+        location = parse_location(value, flag)
+        return location if location.database else None
+    return None
+
+
 def parse_location(value: str | os.PathLike[str], flag: str = "--decision-log") -> LogLocation:
     """The location a flag's value names; `ConfigError` naming `flag` for an empty value, a URL
     of another scheme, or a PostgreSQL URL libpq cannot read (the message is redacted)."""

@@ -203,10 +203,11 @@ def open_for_reading(path: str | Path, columns: Sequence[LogColumn] = LOG_COLUMN
 
     `writable`: the labels are written (`imad log label`); otherwise the file is opened
     read-only and never changed. A postgresql:// URL opens the database's log instead."""
-    from imad.decision_log.location import is_database_url, open_reader_store, parse_location
+    from imad.decision_log.location import database_location, open_reader_store
 
-    if is_database_url(path):
-        return open_reader_store(parse_location(path, "--log"), columns, writable=writable)
+    database = database_location(path, "--log")
+    if database is not None:
+        return open_reader_store(database, columns, writable=writable)
     path = Path(path)
     check_header(path)  # a directory, a FIFO, a foreign file, a path that cannot be opened
     if not path.exists():
