@@ -10,6 +10,7 @@ import pytest
 
 from imad.decision_log import DecisionLog, open_for_reading
 from imad.decision_log.columns import LOG_COLUMNS
+from imad.decision_log.fleet import fleet_counts
 from imad.decision_log.labels import Label, set_label
 from imad.decision_log.location import parse_location
 from imad.decision_log.postgres import open_database
@@ -176,3 +177,16 @@ def test_closing_while_the_database_is_down_counts_the_rows_it_could_not_write(p
         postgres_server.start()
     assert log.stats["written"] == 0 and log.stats.group("dropped") == {"unreachable": 30}
     assert _accounted(log) == 30
+
+
+def test_the_stats_count_every_replicas_rows(postgres_url, tmp_path):
+    with DecisionLog(postgres_url) as one, DecisionLog(postgres_url) as two:
+        one.record({**decision_row(1), "host": "web-1", "process": 1})
+        two.record({**decision_row(2), "host": "web-2", "process": 2})
+        two.record({**decision_row(3), "host": "web-2", "process": 2})
+        one.flush()
+        two.flush()
+        one.label(Label("chatcmpl-000003", True))
+        assert fleet_counts(one) == {"rows": 3, "labelled": 1, "replicas": 2}
+    with DecisionLog(tmp_path / "one-machine.db") as sqlite_log:
+        assert fleet_counts(sqlite_log) is None

@@ -95,6 +95,9 @@ def test_labels_at_the_other_replica_and_one_report_for_the_fleet(fleet):
     expected = roc_auc_score(list(labels.values()), [p_of[key] for key in labels])
     assert card["auroc"] == pytest.approx(expected, abs=1e-6)
     assert [log_stats(replica)["written"] for replica in replicas] == [REQUESTS // 2] * 2
+    for replica in replicas:  # either replica's stats count the fleet's log
+        assert log_stats(replica)["fleet"] == {"rows": REQUESTS, "labelled": len(labels),
+                                               "replicas": 2}
     assert report(url, "--replica", socket.gethostname())["rows"] == REQUESTS
 
 
