@@ -38,9 +38,11 @@ from benchmarks.bench_decision_log import make_rows  # noqa: E402
 from imad.decision_log import DecisionLog  # noqa: E402
 
 
-def writer(target: str, rows: list[dict], start, results) -> None:
-    """One writing process: open the log, wait for the common start, record, close, report."""
+def writer(target: str, rows: list[dict], ready, start, results) -> None:
+    """One writing process: open the log, say so, wait for the common start, record, close,
+    report."""
     log = DecisionLog(target, queue_size=len(rows) + 1)
+    ready.put(os.getpid())
     start.wait()
     process = time.process_time()
     thread = time.thread_time()
@@ -71,13 +73,15 @@ def server_cpu(postmaster: int | None) -> float:
 
 def run_once(target: str, writers: int, total_rows: int, postmaster: int | None, seed: int) -> dict:
     context = multiprocessing.get_context("spawn")
-    start, results = context.Event(), context.Queue()
+    ready, start, results = context.Queue(), context.Event(), context.Queue()
     per = total_rows // writers
     processes = [context.Process(target=writer, args=(target, make_rows(per, seed=seed * 100 + i),
-                                                      start, results)) for i in range(writers)]
+                                                      ready, start, results))
+                 for i in range(writers)]
     for process in processes:
         process.start()
-    time.sleep(2.0)  # every writer has opened its log (a benchmark may wait; a test never does)
+    for _ in processes:  # every writer has imported imad and opened its log
+        ready.get()
     served = server_cpu(postmaster)
     wall = time.perf_counter()
     start.set()

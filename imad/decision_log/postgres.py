@@ -24,11 +24,7 @@ from typing import Any, TypeVar
 
 from imad.decision_log.columns import ID, LogColumn, check_columns
 from imad.decision_log.location import POSTGRES_EXTRA, LogLocation
-from imad.decision_log.postgres_errors import (
-    database_error,
-    failure_kind,
-    transient,
-)
+from imad.decision_log.postgres_errors import database_error, transient
 from imad.decision_log.postgres_schema import ensure_schema
 from imad.decision_log.store import InsertResult, LogStore
 from imad.errors import DecisionLogDatabaseError, MissingDependencyError
@@ -55,23 +51,33 @@ class Session:
         self._shown, self._url = shown, url
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        with self.errors():
+        with driver_errors(self._shown, self._url):
             return self._connection.execute(_placeholders(sql), params)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
-        with self.errors():
+        with driver_errors(self._shown, self._url):
             cursor = self._connection.cursor()
             cursor.executemany(_placeholders(sql), rows)
             return cursor
 
-    @contextmanager
-    def errors(self) -> Iterator[None]:
-        import psycopg
+    def stream(self, sql: str, params: Sequence[Any], chunk: int) -> Iterator[tuple[Any, ...]]:
+        """A query's rows through a server-side cursor, `chunk` rows at a time (in a transaction)."""
+        with driver_errors(self._shown, self._url):
+            cursor = self._connection.cursor(name="imad_rows")
+            cursor.itersize = chunk
+            cursor.execute(_placeholders(sql), params)
+            yield from cursor
 
-        try:
-            yield
-        except psycopg.Error as error:
-            raise database_error(error, self._shown, self._url) from None
+
+@contextmanager
+def driver_errors(shown: str, url: str) -> Iterator[None]:
+    """psycopg's errors (and the pool's) as the redacted `DecisionLogDatabaseError`."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.Error as error:
+        raise database_error(error, shown, url) from None
 
 
 class PostgresStore(LogStore):
@@ -130,8 +136,8 @@ class PostgresStore(LogStore):
     @contextmanager
     def transaction(self) -> Iterator[Session]:  # type: ignore[override]
         """`with store.transaction() as session:` one transaction on one pooled connection."""
-        session = Session(None, self.path, self.location.given)
-        with session.errors(), self.pool.connection() as connection, connection.transaction():
+        with driver_errors(self.path, self.location.given), self.pool.connection() as connection, \
+                connection.transaction():
             yield Session(connection, self.path, self.location.given)
 
     def close(self) -> None:
@@ -141,11 +147,8 @@ class PostgresStore(LogStore):
 
     def _read(self, sql: str, params: list[Any]) -> Iterator[tuple[Any, ...]]:
         """Stream a query's rows through a server-side cursor (a large log is never held whole)."""
-        with self.transaction() as session, session.errors():
-            cursor = session._connection.cursor(name="imad_rows")
-            cursor.itersize = _READ_CHUNK
-            cursor.execute(_placeholders(sql), params)
-            yield from cursor
+        with self.transaction() as session:
+            yield from session.stream(sql, params, _READ_CHUNK)
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -271,4 +274,4 @@ def _placeholders(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
-__all__ = ["PostgresStore", "Session", "connect_options", "failure_kind", "open_database"]
+__all__ = ["PostgresStore", "Session", "connect_options", "driver_errors", "open_database"]
