@@ -13,8 +13,8 @@ workers are: each its own `DecisionLog`, writing `--rows / N` rows of the server
   a request pays, the queueing only,
 - writer µs: CPU µs per row of the writing processes (`time.process_time`, the writer thread's
   encoding and the driver included),
-- server µs: CPU µs per row of the PostgreSQL server's processes (psutil; 0 for SQLite, which
-  runs inside the writer),
+- server µs: CPU µs per row of the PostgreSQL server's processes (psutil: the live ones and
+  the backends that exited; 0 for SQLite, which runs inside the writer),
 - written and dropped rows (every row must be written).
 
 Without `--url` a throwaway PostgreSQL cluster is started in a temporary folder
@@ -60,13 +60,14 @@ def server_cpu(postmaster: int | None) -> float:
         return 0.0
     import psutil
 
-    total = 0.0
     root = psutil.Process(postmaster)
-    for process in [root, *root.children(recursive=True)]:
+    own = root.cpu_times()  # with the backends that have exited (their time is the postmaster's
+    total = own.user + own.system + own.children_user + own.children_system  # children's now)
+    for process in root.children(recursive=True):
         try:
             times = process.cpu_times()
             total += times.user + times.system
-        except psutil.NoSuchProcess:
+        except psutil.NoSuchProcess:  # exited meanwhile: counted in the postmaster's children
             pass
     return total
 

@@ -1,6 +1,6 @@
 """The decision log as a request sees it: `record(row)` queues, a background thread writes.
 
-A request must never wait for a disk, and a disk must never fail a request. `record` only puts
+A request must never wait for a disk or a database, and neither must ever fail a request. `record` only puts
 the row on a bounded queue (microseconds); one thread per process takes what has queued, up to
 `batch_size` rows, and writes them in one transaction, then prunes past `max_rows`. `flush()`
 waits until everything queued so far is written; `close()` flushes and stops the thread.
@@ -11,7 +11,11 @@ row is dropped, the count `dropped_<reason>` grows (`stats`, an `EventCounts` of
 `stats.group("dropped")` is {reason: rows}), and the first drop for each reason logs one
 warning line saying why (later ones are only counted, so a full disk does not flood the log).
 A file that is not a decision log (foreign, damaged, newer schema) is refused when the log is
-opened, before serving starts: that is a wrong path, not a disk failure.
+opened, before serving starts: that is a wrong path, not a disk failure; so is a database that
+cannot be reached or used at start. A database that goes away later is waited for: the rows
+stay queued (up to the queue's bound) and are written when it answers again
+(`imad.decision_log.postgres`); rows still unwritten when the log closes are dropped as
+`unreachable`.
 
 What a row may hold (and the text it keeps without `log_text`) is `imad.decision_log.encode`'s.
 `amend` adds to a row already recorded (a shadow debate's answer, which arrives after the

@@ -63,6 +63,7 @@ MALFORMED = [  # (name, url, message)
 @pytest.mark.parametrize("name,url,message", MALFORMED, ids=[case[0] for case in MALFORMED])
 def test_a_malformed_url_is_refused_before_anything_connects(router_dir, capsys, monkeypatch,
                                                              command, name, url, message):
+    pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'imad[postgres]')")
     err = _refused(command, url, router_dir, capsys, monkeypatch)
     assert message in err and ("--decision-log" if command == "ask" else "--log") in err
 

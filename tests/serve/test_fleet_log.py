@@ -123,3 +123,24 @@ def test_postgresql_stopped_under_traffic_fails_no_request(fleet, postgres_serve
     dropped = sum(sum(s["dropped"].values()) for s in stats)
     assert written + dropped == sum(s["recorded"] for s in stats)
     assert report(url)["rows"] == written
+
+
+
+def test_a_replica_killed_under_traffic_leaves_the_other_answering(fleet, postgres_server):
+    """Last in this module: replica B is gone afterwards. Its rows in the log are those its writer
+    had committed: at least what its stats said was written before the kill, at most what it had
+    recorded (the rest were still queued)."""
+    url, (survivor, victim), _ = fleet
+    answered = [victim.post(index) for index in range(500, 540)]
+    assert [response.status_code for response in answered] == [200] * 40
+    before = log_stats(victim)
+    for process in victim.tree():
+        process.kill()  # SIGKILL: no flush, no goodbye
+    assert [survivor.post(index).status_code for index in range(540, 580)] == [200] * 40
+    database = url.rsplit("/", 1)[1]
+    key = answered[0].headers["x-request-id"]
+    (pid,) = postgres_server.admin(f"SELECT process FROM decisions WHERE response_id = '{key}'",
+                                   database)[0]
+    (kept,) = postgres_server.admin(f"SELECT count(*) FROM decisions WHERE process = {pid}",
+                                    database)[0]
+    assert before["written"] <= kept <= before["recorded"]
