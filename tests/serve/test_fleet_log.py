@@ -76,7 +76,7 @@ def report(url: str, *flags: str) -> dict:
 
 def test_labels_at_the_other_replica_and_one_report_for_the_fleet(fleet):
     url, replicas, upstream = fleet
-    responses = [replicas[index % 2].post(index) for index in range(1, REQUESTS + 1)]
+    responses = [replicas[index % 2].post(index + 1) for index in range(REQUESTS)]
     assert [response.status_code for response in responses] == [200] * REQUESTS
     assert upstream.calls["debate"] == 0
     rng = random.Random(5)
@@ -86,7 +86,7 @@ def test_labels_at_the_other_replica_and_one_report_for_the_fleet(fleet):
             continue  # a quarter stays unlabelled
         key, info = response.headers["x-request-id"], response.json()["imad"]
         labels[key], p_of[key] = rng.random() < info["p"] * 1.6 - 0.3, info["p"]
-        other = replicas[(index + 1) % 2]  # not the replica that answered
+        other = replicas[(index + 1) % 2]  # not the replica that answered (replicas[index % 2])
         stored = httpx.post(f"{other.url}/v1/imad/feedback", timeout=60,
                             json={"id": key, "correct": labels[key], "source": "gold"})
         assert stored.status_code == 200, stored.text
@@ -144,3 +144,27 @@ def test_a_replica_killed_under_traffic_leaves_the_other_answering(fleet, postgr
     (kept,) = postgres_server.admin(f"SELECT count(*) FROM decisions WHERE process = {pid}",
                                     database)[0]
     assert before["written"] <= kept <= before["recorded"]
+
+
+def test_a_sqlite_file_per_replica_sees_only_its_own_half(tmp_path):
+    """The setup the shared log replaces (the docs' side-by-side): each replica's own file holds
+    the half it answered, and a label at the other replica is a 404."""
+    router_dir = make_router(seed=11).save(tmp_path / "router")
+    files = [tmp_path / "web-1.db", tmp_path / "web-2.db"]
+    with upstream_stub(varied_respond) as upstream:
+        replicas = [ServeProcess(router_dir, upstream, tmp_path, "--shadow", "--tau", TAU,
+                                 "--no-scoring-process", "--decision-log", str(path))
+                    for path in files]
+        try:
+            for replica in replicas:
+                replica.wait_ready()
+            responses = [replicas[index % 2].post(index + 1) for index in range(40)]
+            assert [response.status_code for response in responses] == [200] * 40
+            statuses = [httpx.post(f"{replicas[(index + 1) % 2].url}/v1/imad/feedback", timeout=60,
+                                   json={"id": response.headers["x-request-id"], "correct": True}
+                                   ).status_code for index, response in enumerate(responses)]
+        finally:
+            for replica in replicas:
+                replica.stop()
+    assert statuses == [404] * 40
+    assert [report(str(path))["rows"] for path in files] == [20, 20]
