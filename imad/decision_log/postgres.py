@@ -6,7 +6,7 @@ psycopg's `%s` for SQLite's `?`); only writing, pruning and streaming differ. A 
 `executemany` of `INSERT … ON CONFLICT (id) DO NOTHING` in pipeline mode (one round trip, one
 transaction per batch; a replayed batch adds nothing twice). Measured against a multi-row
 `INSERT … VALUES (…), (…)`, whose 20,000 placeholders psycopg parses in Python on every batch,
-it costs a tenth of the client's CPU per row (benchmarks/bench_decision_log_stores.py).
+it costs a tenth of the insert's client CPU per row (benchmarks/bench_decision_log_stores.py).
 
 A database that goes away is waited for, not given up on: `insert` and `amend` try again (with
 a growing pause, at most `MAX_RETRY_PAUSE_S`) until the database answers or the log closes
