@@ -256,6 +256,18 @@ class DecisionLogVersionError(DecisionLogError):
         self.supported = supported
 
 
+class DecisionLogDatabaseError(DecisionLogError):
+    """The database a decision-log URL names cannot be reached, logged into or used, or holds
+    tables that are not a log this imad can use (the message never holds the password).
+
+    `kind` says what it means for a writer: "unreachable", "unwritable", "busy", "damaged" or
+    "other" (the drop reason of the rows it costs)."""
+
+    def __init__(self, message: str, kind: str = "other") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 class UnknownDecisionError(DecisionLogError, KeyError):
     """A label names a completion id the log holds no decision for."""
 

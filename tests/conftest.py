@@ -45,3 +45,22 @@ def llama_server_url():
 
     with llama_server(default_model_path(), threads=1) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL cluster started for the run (skipped, saying what is missing, where
+    its binaries or psycopg are absent)."""
+    from tests.support.postgres import missing_reason, running_postgres
+
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(f"no PostgreSQL server for the tests: {reason}")
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.fixture()
+def postgres_url(postgres_server) -> str:
+    """The URL of a new, empty database owned by the role `imad` (one per test)."""
+    return postgres_server.url(postgres_server.fresh_database())

@@ -28,6 +28,7 @@ import warnings
 from imad.cli.time_flags import SINCE_FORMS
 from imad.commandline.calibration import SPLIT_HINT, report, target_from_args
 from imad.commandline.calibration import add_arguments as add_calibration_arguments
+from imad.decision_log.replica import REPLICA_HELP
 from imad.errors import ConfigError
 
 __all__ = ["SPLIT_HINT", "add_arguments", "recalibrate", "report", "run", "target_from_args"]
@@ -38,12 +39,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_calibration_arguments(parser, certify=True)
     add_certify_arguments(parser)
-    parser.add_argument("--log", default=None, metavar="PATH",
-                        help="instead of --corpus, a decision log: --recalibrate fits on its scored "
+    parser.add_argument("--log", default=None, metavar="PATH|URL",
+                        help="instead of --corpus, a decision log (a SQLite file or a postgresql:// "
+                             "URL): --recalibrate fits on its scored "
                              "decisions (the labelled ones for platt, isotonic, temperature), "
                              "--target-trigger-rate chooses τ on its traffic's p")
     parser.add_argument("--since", default=None, metavar="T",
                         help=f"with --log: only decisions from T: {SINCE_FORMS}")
+    parser.add_argument("--replica", default=None, metavar="HOST[:PID]",
+                        help=f"with --log: {REPLICA_HELP}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,17 +80,20 @@ def answers_from_log(args: argparse.Namespace, *, validation: bool = False):
     """`--log PATH [--since T]` as the reader `recalibrate_router` takes (`validation`: the one
     `calibrate_router` takes); None without --log."""
     if args.log is None:
-        if args.since is not None:
-            raise ConfigError("--since", "selects decision-log rows: give --log PATH too")
+        for flag, given in (("--since", args.since), ("--replica", args.replica)):
+            if given is not None:
+                raise ConfigError(flag, "selects decision-log rows: give --log PATH too")
         return None
     if args.corpus:
         raise ConfigError("--log", "fit on a decision log or on --corpus files, not both")
     from imad.cli.time_flags import parse_since
+    from imad.decision_log.replica import parse_replica
     from imad.router.calibration_set import answer_scores_from_log, validation_set_from_log
 
     since = None if args.since is None else parse_since(args.since)
+    replica = parse_replica(args.replica)
     read = validation_set_from_log if validation else answer_scores_from_log
-    return lambda router: read(router, args.log, since=since)
+    return lambda router: read(router, args.log, since=since, replica=replica)
 
 
 def recalibrate(args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 """The decision-log flags that `imad serve` and `imad ask` share (issue 32 item 2).
 
-    --decision-log PATH         one SQLite row per decision (`imad.decision_log`)
+    --decision-log PATH|URL     one row per decision (`imad.decision_log`): a SQLite file, or a
+                                postgresql:// URL a fleet of servers shares
     --log-text                  keep question and answer text (default: their SHA-256 only)
     --decision-log-max-rows N   keep only the newest N rows
 
@@ -14,6 +15,7 @@ import argparse
 
 from imad.constraints import Integer, parse_text
 from imad.decision_log.encode import MAX_COUNT
+from imad.decision_log.location import database_location
 from imad.decision_log.writer import DecisionLog
 from imad.errors import ConfigError
 
@@ -22,9 +24,10 @@ MAX_ROWS_FLAG = "--decision-log-max-rows"
 
 def add_decision_log_arguments(parser: argparse.ArgumentParser, *, serving: bool) -> None:
     shared = "shared by the workers; " if serving else ""
-    parser.add_argument("--decision-log", default=None, metavar="PATH",
+    parser.add_argument("--decision-log", default=None, metavar="PATH|URL",
                         help=f"record one row per decision in this SQLite file ({shared}"
-                             "`imad report --log PATH` reads it; default: no log)")
+                             "`imad report --log PATH` reads it), or in the PostgreSQL database of "
+                             "a postgresql:// URL that every replica shares; default: no log")
     parser.add_argument("--log-text", action="store_true",
                         help="keep question and answer text in the decision log (default: their "
                              "SHA-256 only)")
@@ -52,7 +55,8 @@ def decision_log_from_args(args: argparse.Namespace) -> DecisionLog | None:
         return None
     if not args.decision_log.strip():  # `--decision-log "$UNSET"`
         raise ConfigError("--decision-log", "is empty; give the path of the log file")
-    _check_writable(args.decision_log)
+    if database_location(args.decision_log, "--decision-log") is None:  # a database: checked on open
+        _check_writable(args.decision_log)
     return DecisionLog(args.decision_log, log_text=args.log_text, max_rows=max_rows)
 
 

@@ -6,8 +6,8 @@
 
 Labels are JSON lines `{"id": "<completion id>", "correct": true|false, "source"?:
 "user"|"judge"|"gold", "debate_correct"?: true|false}`, applied all or nothing
-(`imad.decision_log.labels`). Past one machine each server keeps its own log: export each and
-concatenate the files.
+(`imad.decision_log.labels`). `--log` is a SQLite file or the postgresql:// URL a fleet of
+servers writes to (`imad.decision_log.location`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ import sys
 
 from imad.cli.time_flags import SINCE_FORMS
 
+LOG_HELP = "the decision log: a SQLite file or a postgresql:// URL"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="log_action", metavar="ACTION", required=True)
     export = actions.add_parser("export", help="write the log as JSON lines or Parquet",
                                 description="write the log as JSON lines or Parquet")
-    export.add_argument("--log", required=True, metavar="PATH", help="the decision log (SQLite)")
+    export.add_argument("--log", required=True, metavar="PATH|URL", help=LOG_HELP)
     export.add_argument("--format", required=True, choices=("jsonl", "parquet"))
     export.add_argument("--out", default=None, metavar="FILE",
                         help="output file (default for jsonl: standard output)")
@@ -31,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     label = actions.add_parser("label", help="import outcome labels from a JSON-lines file",
                                description="import outcome labels from a JSON-lines file "
                                            "(all or nothing)")
-    label.add_argument("--log", required=True, metavar="PATH", help="the decision log (SQLite)")
+    label.add_argument("--log", required=True, metavar="PATH|URL", help=LOG_HELP)
     label.add_argument("labels", metavar="FILE.jsonl",
                        help='one {"id", "correct", "source"?, "debate_correct"?} per line')
     label.add_argument("--json", action="store_true", help="print JSON instead of text")

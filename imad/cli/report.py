@@ -3,6 +3,7 @@
     imad report --log decisions.db
     imad report --log decisions.db --since 2026-12-01 --model gpt-x --out report/
     imad report --log decisions.db --json
+    imad report --log postgresql://imad@db/imad --replica web-2 --json
 
 Volume and escalation (served and would-be) by model and window, OOD share, drift of p (PSI),
 and on labelled answers AUROC, ECE, Brier and kept-answer accuracy with 95% bootstrap
@@ -16,11 +17,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from imad.cli.log import LOG_HELP
 from imad.cli.time_flags import SINCE_FORMS
+from imad.decision_log.replica import REPLICA_HELP
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--log", required=True, metavar="PATH", help="the decision log (SQLite)")
+    parser.add_argument("--log", required=True, metavar="PATH|URL", help=LOG_HELP)
+    parser.add_argument("--replica", default=None, metavar="HOST[:PID]", help=REPLICA_HELP)
     parser.add_argument("--since", default=None, metavar="T", help=f"only decisions from T: {SINCE_FORMS}")
     parser.add_argument("--model", default=None, metavar="NAME", help="only this served model name")
     parser.add_argument("--window", default="1d", metavar="W",
@@ -48,12 +52,14 @@ def run(args: argparse.Namespace) -> int:
     window_s = parse_window(args.window)
     from imad.cli.certify import OPEN_UNIT
     from imad.constraints import parse_text
+    from imad.decision_log.replica import parse_replica
 
     alpha = None if args.max_error is None else parse_text(args.max_error, OPEN_UNIT, "--max-error")
     confidence = (0.95 if args.confidence is None
                   else parse_text(args.confidence, OPEN_UNIT, "--confidence"))
     card = report_card(args.log, since=since, model=args.model, window_s=window_s,
-                       router=args.router, alpha=alpha, delta=round(1.0 - confidence, 12))
+                       router=args.router, alpha=alpha, delta=round(1.0 - confidence, 12),
+                       replica=parse_replica(args.replica))
     if args.out is not None:
         written = write_report(card, args.out)
         print(f"wrote {', '.join(str(path) for path in written)}", file=sys.stderr)

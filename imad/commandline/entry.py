@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from imad.errors import ConfigError, ImadError, InvalidQuestionError
+from imad.errors import ConfigError, DecisionLogDatabaseError, ImadError, InvalidQuestionError
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -36,7 +36,9 @@ EXIT_STATUS_HELP = (
 )
 """The epilog every entry point's `--help` ends with."""
 
-USAGE_ERRORS: tuple[type[ImadError], ...] = (ConfigError, InvalidQuestionError)
+USAGE_ERRORS: tuple[type[ImadError], ...] = (ConfigError, InvalidQuestionError,
+                                             DecisionLogDatabaseError)
+"""A decision-log database that cannot be reached or used is a wrong `--decision-log`/`--log`."""
 
 
 def debug_requested(argv: Sequence[str] | None = None) -> bool:

@@ -226,6 +226,11 @@ FIELDS: tuple[Field, ...] = (
     Field("confidence", "number", "the self-critique's verbal confidence (the report card's "
           "baseline); null when it failed", _views("log"), origin="request", nullable=True,
           unit="probability"),
+    Field("host", "string", "the machine (host name) whose imad process wrote the row: with a "
+          "log in PostgreSQL, which replica; null in rows of an older imad", _views("log"),
+          origin="request", nullable=True),
+    Field("process", "integer", "the id of the process that wrote the row, on its host",
+          _views("log"), origin="request", nullable=True),
 )
 
 FIELD = {spec.name: spec for spec in FIELDS}

@@ -1,4 +1,5 @@
-"""The decision log (issue 32, SPEC §17): one SQLite row per routing decision, labels beside it.
+"""The decision log (issue 32, SPEC §17): one row per routing decision, labels beside it, in a
+SQLite file (one machine) or a PostgreSQL database (a fleet; `imad.decision_log.location`).
 
 `DecisionLog` is what serving and `imad ask` write through (a queue and a background thread,
 never raising); `open_for_reading` is what the CLI's export, label and report commands read

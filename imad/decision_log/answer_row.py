@@ -3,7 +3,8 @@
 The row is the decision schema's `log` view (`imad.decide.schema`): the decision's and the
 answer's values (`PipelineAnswer.values()`: p, τ, OOD, reasons, tokens by phase, the answers and
 which was served) and what only the caller knows: the completion id, the served model name and
-back-end, the time, the router's identity and the policy. Shadow mode records `would_escalate`
+back-end, the time, the router's identity and the policy, and the host and process that wrote
+the row (which replica, in a fleet sharing one log). Shadow mode records `would_escalate`
 (the decision's verdict) beside `escalated` (False: the single answer was served).
 
 `RouterIdentity` names the router a decision came from: its checkpoint name, the version in
@@ -16,7 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import socket
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +28,8 @@ from imad.decide.schema import view
 from imad.decision_log.encode import sha256_text
 
 _VERSION = re.compile(r"-v(\d+(?:\.\d+)*)$")
+HOST = socket.gethostname()
+"""This machine's name, which each row carries (with the process id): the replica that wrote it."""
 
 
 @dataclass(frozen=True)
@@ -64,5 +69,6 @@ def answer_row(answer: Any, *, completion_id: str, model: str, backend: str,
         "question_sha256": sha256_text(answer.question.text), "question": answer.question.text,
         "shadow_debate": False,
         "confidence": None if parsed is None else parsed.confidence_critique,
+        "host": HOST, "process": os.getpid(),
     }
     return view("log", values)

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from imad.decision_log.columns import ID, RAW, SERVED, TIME
+from imad.decision_log.replica import REPLICA_COLUMNS, Replica, of_replica
 from imad.decision_log.store import open_for_reading
 from imad.errors import DecisionLogError
 
@@ -58,18 +59,21 @@ class LabelledScores:
 
 def labelled_scores(path: str | Path, *, since: float | None = None, until: float | None = None,
                     model: str | None = None, min_rows: int = 0,
-                    include_unlabelled: bool = False) -> LabelledScores:
+                    include_unlabelled: bool = False, replica: Replica | None = None
+                    ) -> LabelledScores:
     """Read the log's labelled single-answer decisions with `since <= time < until`
     (`include_unlabelled`: the unlabelled ones too, for a label-free calibrator).
 
     `min_rows`: fewer usable rows is a `DecisionLogError` saying how many there are and why
-    the others were skipped (a calibrator fitted on a handful of labels would be noise)."""
+    the others were skipped (a calibrator fitted on a handful of labels would be noise).
+    `replica`: only the rows one replica of a fleet wrote."""
     store = open_for_reading(path)
+    shown = str(store.path)  # a URL's password hidden
     try:
         ids, raw, p, correct, times, routers = [], [], [], [], [], set()
         debate_served = unscored = 0
-        for row in store.rows(since=since, until=until, model=model,
-                              names=(ID, TIME, SERVED, RAW, "p", "router_name")):
+        for row in of_replica(store.rows(since=since, until=until, model=model, names=(
+                ID, TIME, SERVED, RAW, "p", "router_name", *REPLICA_COLUMNS)), replica):
             if row["correct"] is None and not include_unlabelled:
                 continue
             if row.get(SERVED) == "debate":
@@ -88,7 +92,7 @@ def labelled_scores(path: str | Path, *, since: float | None = None, until: floa
     finally:
         store.close()
     result = LabelledScores(
-        log=str(path), ids=tuple(ids), raw_scores=np.asarray(raw, dtype=np.float64),
+        log=shown, ids=tuple(ids), raw_scores=np.asarray(raw, dtype=np.float64),
         probabilities=np.asarray(p, dtype=np.float64), correct=np.asarray(correct, dtype=np.float64),
         first_time=min(times) if times else None, last_time=max(times) if times else None,
         skipped_debate_served=debate_served, skipped_unscored=unscored, routers=tuple(sorted(routers)))

@@ -11,7 +11,7 @@ serving path; the CLI's export, label and report commands read through `open_for
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,10 +35,12 @@ DEFAULT_BUSY_TIMEOUT_S = 5.0
 
 @dataclass(frozen=True)
 class InsertResult:
-    """What one batch did: rows added, and rows skipped because their id was already logged."""
+    """What one batch did: rows added, rows skipped because their id was already logged, and
+    rows the store could not hold (a database's typed columns; SQLite takes every row)."""
 
     inserted: int
     duplicates: int
+    rejected: int = 0
 
 
 _LABEL_CORRECT = LogColumn("correct", "INTEGER", "the label: the served answer was right", "bool")
@@ -50,11 +52,12 @@ class LogStore:
     """An open decision log (one SQLite connection), its schema checked."""
 
     def __init__(self, connection: sqlite3.Connection, path: Path,
-                 columns: Sequence[LogColumn]) -> None:
+                 columns: Sequence[LogColumn], present: Collection[str] | None = None) -> None:
+        """`present`: the columns the table has (default: read from the file)."""
         self.connection = connection
         self.path = path
         self.columns = tuple(columns)
-        present = set(file_columns(connection))
+        present = set(file_columns(connection) if present is None else present)
         self._by_name = {column.name: column for column in self.columns}
         self.readable = tuple(column for column in self.columns if column.name in present)
         names = ", ".join(column.name for column in self.columns)
@@ -199,7 +202,12 @@ def open_for_reading(path: str | Path, columns: Sequence[LogColumn] = LOG_COLUMN
     """Open an existing log for the CLI (export, report, labels): every failure is a typed error.
 
     `writable`: the labels are written (`imad log label`); otherwise the file is opened
-    read-only and never changed."""
+    read-only and never changed. A postgresql:// URL opens the database's log instead."""
+    from imad.decision_log.location import database_location, open_reader_store
+
+    database = database_location(path, "--log")
+    if database is not None:
+        return open_reader_store(database, columns, writable=writable)
     path = Path(path)
     check_header(path)  # a directory, a FIFO, a foreign file, a path that cannot be opened
     if not path.exists():

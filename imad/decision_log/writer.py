@@ -1,6 +1,6 @@
 """The decision log as a request sees it: `record(row)` queues, a background thread writes.
 
-A request must never wait for a disk, and a disk must never fail a request. `record` only puts
+A request must never wait for a disk or a database, and neither must ever fail a request. `record` only puts
 the row on a bounded queue (microseconds); one thread per process takes what has queued, up to
 `batch_size` rows, and writes them in one transaction, then prunes past `max_rows`. `flush()`
 waits until everything queued so far is written; `close()` flushes and stops the thread.
@@ -11,7 +11,11 @@ row is dropped, the count `dropped_<reason>` grows (`stats`, an `EventCounts` of
 `stats.group("dropped")` is {reason: rows}), and the first drop for each reason logs one
 warning line saying why (later ones are only counted, so a full disk does not flood the log).
 A file that is not a decision log (foreign, damaged, newer schema) is refused when the log is
-opened, before serving starts: that is a wrong path, not a disk failure.
+opened, before serving starts: that is a wrong path, not a disk failure; so is a database that
+cannot be reached or used at start. A database that goes away later is waited for: the rows
+stay queued (up to the queue's bound) and are written when it answers again
+(`imad.decision_log.postgres`); rows still unwritten when the log closes are dropped as
+`unreachable`.
 
 What a row may hold (and the text it keeps without `log_text`) is `imad.decision_log.encode`'s.
 `amend` adds to a row already recorded (a shadow debate's answer, which arrives after the
@@ -24,7 +28,6 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import sqlite3
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -37,18 +40,20 @@ from typing import Any
 from imad.decision_log.columns import ID, LOG_COLUMNS, TIME, LogColumn
 from imad.decision_log.encode import check_options, encode_row, encode_values
 from imad.decision_log.labels import Label, set_label
-from imad.decision_log.schema import error_kind
-from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, LogStore, open_store
+from imad.decision_log.location import open_writer_store, parse_location
+from imad.decision_log.postgres_errors import STORE_ERRORS, failure_kind
+from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, LogStore
 from imad.errors import ConfigError, DecisionLogError, ImadError
 from imad.event_counts import EventCounts, Listener
 
 logger = logging.getLogger("imad.decision_log")
 
 _STOP = object()
-DROP_REASONS = ("queue_full", "closed", "unwritable", "busy", "damaged", "bad_row", "unknown_id", "other")
-"""Why rows (and amendments) are dropped: the queue was full, the log closed, the file refused
-the write (`error_kind`'s unwritable, busy, damaged, other), a row did not encode, an amendment
-named a row not in the log."""
+DROP_REASONS = ("queue_full", "closed", "unwritable", "busy", "damaged", "bad_row", "unknown_id",
+                "unreachable", "other")
+"""Why rows (and amendments) are dropped: the queue was full, the log closed, the store refused
+the write (`failure_kind`'s unwritable, busy, damaged, other), a row did not encode or fit, an
+amendment named a row not in the log, the database could not be reached when the log closed."""
 LOG_EVENTS = ("recorded", "written", "duplicates", "pruned", "amended",
               *(f"dropped_{reason}" for reason in DROP_REASONS))
 """The decision log's counts: what it did with the rows handed to it (the metrics hear them)."""
@@ -77,7 +82,8 @@ class DecisionLog:
         metrics count them. An exception it raises is logged once and counting goes on."""
         check_options(max_rows=max_rows, queue_size=queue_size, batch_size=batch_size,
                       synchronous=synchronous, busy_timeout_s=busy_timeout_s)
-        self.path = Path(path)
+        self.location = parse_location(path)
+        self.path = self.location.path  # a URL with its password hidden
         self.columns = tuple(columns)
         self.max_rows = max_rows
         self.log_text = log_text
@@ -86,8 +92,15 @@ class DecisionLog:
         self._options = {"busy_timeout_s": busy_timeout_s, "synchronous": synchronous}
         self._reasons_logged: set[str] = set()
         self._closed = False
+        self._closing = threading.Event()
         self._start(queue_size)
-        self._store: LogStore | None = self._open()
+        try:  # a database that cannot be reached at start is an error, a full disk is not
+            self._store: LogStore | None = (open_writer_store(self.location, self.columns,
+                                                              stop=self._closing)
+                                            if self.location.database else self._open())
+        except BaseException:
+            self._queue.put(_STOP)
+            raise
 
     def _start(self, queue_size: int) -> None:
         """A fresh lock (the log's and its counts'), queue and writer thread for this process. A
@@ -163,6 +176,7 @@ class DecisionLog:
         if self._closed:
             return
         self._closed = True
+        self._closing.set()  # a writer waiting for an unreachable database gives up
         self._queue.put(_STOP)
         self._thread.join()
         if self._store is not None:
@@ -179,9 +193,9 @@ class DecisionLog:
     def _open(self) -> LogStore | None:
         """The store, or None (rows dropped and counted) when the disk refuses the file."""
         try:
-            return open_store(self.path, self.columns, **self._options)
-        except sqlite3.Error as error:
-            self._note(error_kind(error), f"cannot open {self.path}: {error}")
+            return open_writer_store(self.location, self.columns, stop=self._closing, **self._options)
+        except STORE_ERRORS as error:
+            self._note(failure_kind(error), f"cannot open {self.path}: {error}")
             return None
 
     def _run(self) -> None:
@@ -246,8 +260,8 @@ class DecisionLog:
                 return
         try:
             found = self._store.amend(encoded)
-        except sqlite3.Error as error:
-            self._drop(error_kind(error), 1, f"cannot write {self.path}: {error}")
+        except STORE_ERRORS as error:
+            self._drop(failure_kind(error), 1, f"cannot write {self.path}: {error}")
             return
         if not found:
             self._drop("unknown_id", 1, f"an amendment names id {values[ID]!r}, which the log "
@@ -272,11 +286,13 @@ class DecisionLog:
         try:
             result = self._store.insert(encoded)
             pruned = self._store.prune(self.max_rows) if self.max_rows is not None else 0
-        except sqlite3.Error as error:
-            kind = error_kind(error)
-            self._drop(kind, len(encoded), f"cannot write {self.path}: {error}")
+        except STORE_ERRORS as error:
+            self._drop(failure_kind(error), len(encoded), f"cannot write {self.path}: {error}")
             return
         self.stats.add("written", result.inserted)
+        if result.rejected:
+            self._drop("bad_row", result.rejected, f"{result.rejected} row(s) hold a value the "
+                       "database cannot store (a NUL character, a mistyped value)")
         self.stats.add("duplicates", result.duplicates)
         self.stats.add("pruned", pruned)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from imad.decision_log.columns import ESCALATED, ID, MODEL, SERVED, TIME
+from imad.decision_log.replica import REPLICA_COLUMNS, Replica, of_replica
 from imad.decision_log.store import open_for_reading
 from imad.errors import ConfigError, DecisionLogError
 from imad.report.card import DEFAULT_WINDOW_S, build_report
@@ -18,29 +19,36 @@ from imad.report.markdown import render_markdown
 
 REPORT_MD = "report.md"
 REPORT_COLUMNS = (ID, TIME, MODEL, "p", "ood", ESCALATED, "would_escalate", SERVED,
-                  "confidence", "shadow_debate", "single_answer", "debate_answer")
+                  "confidence", "shadow_debate", "single_answer", "debate_answer", *REPLICA_COLUMNS)
 """The columns the card reads (features, reasons and tokens are left undecoded)."""
 
 
 def report_card(path: str | Path, *, since: float | None = None, model: str | None = None,
                 window_s: float = DEFAULT_WINDOW_S, samples: int = 1000,
                 router: str | Path | None = None, alpha: float | None = None,
-                delta: float = 0.05) -> dict[str, Any]:
-    """The card of the log at `path`, restricted to `time >= since` and one model name; with the
-    certificate of the checkpoint `router` and what can be certified at error `alpha`
-    (`imad.report.certification`)."""
+                delta: float = 0.05, replica: Replica | None = None) -> dict[str, Any]:
+    """The card of the log at `path` (a file or a database URL), restricted to `time >= since`,
+    one model name and one replica; with the certificate of the checkpoint `router` and what can
+    be certified at error `alpha` (`imad.report.certification`)."""
     store = open_for_reading(path)
+    shown = str(store.path)  # a URL's password hidden
     try:
         if model is not None:
             known = [row[0] for row in store.connection.execute(
                 f"SELECT DISTINCT {MODEL} FROM decisions WHERE {MODEL} IS NOT NULL ORDER BY {MODEL}")]
             if model not in known:
-                raise ConfigError("--model", f"no decision in {path} was served as model {model!r}; "
+                raise ConfigError("--model", f"no decision in {shown} was served as model {model!r}; "
                                   f"the log has {', '.join(map(repr, known)) or 'no model names'}")
         rows = list(store.rows(since=since, model=model, names=REPORT_COLUMNS))
     finally:
         store.close()
-    card = build_report(rows, log=str(path), window_s=window_s, since=since, model=model,
+    if replica is not None:
+        hosts = sorted({str(row["host"]) for row in rows if row["host"] is not None})
+        rows = list(of_replica(rows, replica))
+        if not rows:
+            raise ConfigError("--replica", f"no decision in {shown} was written by {replica}; its "
+                              f"rows name the host(s) {', '.join(map(repr, hosts)) or '(none)'}")
+    card = build_report(rows, log=shown, window_s=window_s, since=since, model=model,
                         samples=samples)
     from imad.report.certification import certification_section, read_certificate
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from imad.errors import DatasetError
 from imad.router.router import Router
 from imad.router.threshold import ValidationSet
 from imad.text import first_lone_surrogate
+
+if TYPE_CHECKING:
+    from imad.decision_log.replica import Replica
 
 __all__ = ["AnswerScores", "answer_scores_from_log", "corpus_jsonl_files", "read_answer_scores",
            "read_validation_set", "validation_set_from_log"]
@@ -66,17 +70,21 @@ def read_answer_scores(router: Router, paths: Sequence[str | Path]) -> AnswerSco
                         len(records) - len(parsed), [str(file) for file in files])
 
 
-def validation_set_from_log(router: Router, log: str | Path, *, since: float | None = None
-                            ) -> ValidationSet:
+def validation_set_from_log(router: Router, log: str | Path, *, since: float | None = None,
+                            replica: Replica | None = None) -> ValidationSet:
     """p of every decision a log holds for this router (labels where given, NaN elsewhere; the
     unscored ones count as unparsed, as they always escalate): what `imad calibrate
     --target-trigger-rate R --log PATH` chooses τ on — the traffic's own rate, labelled or
-    not. p was made by the logging router's calibrator, so the rows must be this router's."""
+    not. p was made by the logging router's calibrator, so the rows must be this router's.
+    `replica`: only the rows one replica wrote (`imad.decision_log.replica`)."""
+    from imad.decision_log.replica import REPLICA_COLUMNS, of_replica
     from imad.decision_log.store import open_for_reading
 
     store = open_for_reading(log)
+    log = str(store.path)  # a URL's password hidden
     try:
-        rows = list(store.rows(since=since, names=("p", "router_name")))
+        rows = list(of_replica(store.rows(since=since, names=("p", "router_name", *REPLICA_COLUMNS)),
+                               replica))
     finally:
         store.close()
     others = sorted({"(no router name)" if row["router_name"] is None else str(row["router_name"])
@@ -99,7 +107,8 @@ def validation_set_from_log(router: Router, log: str | Path, *, since: float | N
 
 
 def answer_scores_from_log(router: Router, log: str | Path, *, since: float | None = None,
-                           until: float | None = None) -> AnswerScores:
+                           until: float | None = None, replica: Replica | None = None
+                           ) -> AnswerScores:
     """The raw scores (and labels, where given) of a decision log's scored decisions that served
     the single answer (`imad.decision_log.labelled`): what `imad calibrate --recalibrate …
     --log PATH` fits on. The rows must come from this router — their raw scores are its
@@ -107,7 +116,9 @@ def answer_scores_from_log(router: Router, log: str | Path, *, since: float | No
     log, the rows used and their time range, for the new version's model card."""
     from imad.decision_log.labelled import labelled_scores
 
-    scores = labelled_scores(log, since=since, until=until, include_unlabelled=True)
+    scores = labelled_scores(log, since=since, until=until, include_unlabelled=True,
+                             replica=replica)
+    log = scores.log  # a URL's password hidden
     if not scores.rows:
         raise DatasetError(f"{scores.describe()} (rows that served the single answer and carry "
                            "the router's raw score); record more traffic or widen --since")

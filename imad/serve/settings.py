@@ -78,7 +78,8 @@ class ServeSettings:
     ood_policy: "flag" or "escalate" for answers unlike the router's training rows; None keeps
         the checkpoint's.
     decision_log: a SQLite file that gets one row per decision (`imad.decision_log`), shared by
-        the workers (each writes through its own connection); None: no log, and
+        the workers (each writes through its own connection), or a postgresql:// URL shared by
+        every replica of a fleet; None: no log, and
         `POST /v1/imad/feedback` answers 404.
     log_text: keep the question and answer text in the decision log (default: SHA-256 only).
     decision_log_max_rows: keep only the newest rows (older ones pruned and counted).

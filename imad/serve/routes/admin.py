@@ -13,8 +13,10 @@ import logging
 from typing import Any
 
 from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
 
 from imad.decide.certify.watch import certificate_state
+from imad.decision_log.fleet import fleet_counts
 from imad.decision_log.writer import DecisionLog
 from imad.serve.logs import log_event
 from imad.serve.routes.state import Server
@@ -32,7 +34,8 @@ async def routing_stats(server: Server) -> dict[str, Any]:
             "target_trigger_rate": settings.target_trigger_rate,
             "budget_window": None if budgets is None else settings.budget_window,
             "budgets": {} if budgets is None else budgets.stats(),
-            "decision_log": decision_log_stats(server.decision_log),
+            "decision_log": decision_log_stats(server.decision_log,
+                                               await run_in_threadpool(fleet_counts, server.decision_log)),
             "shadow": settings.shadow,
             "shadow_debates": None if server.shadow_debates is None else server.shadow_debates.stats(),
             "certificate": served_certificate(server)}
@@ -56,12 +59,13 @@ _SAID_VIOLATED: set[str] = set()
 """Hashes of the certificates whose violation this process has logged (one line each)."""
 
 
-def decision_log_stats(log: DecisionLog | None) -> dict[str, Any] | None:
-    """This worker's decision-log counters (rows written, dropped by reason, pruned); None
-    without `--decision-log`."""
+def decision_log_stats(log: DecisionLog | None, fleet: dict[str, Any] | None = None
+                       ) -> dict[str, Any] | None:
+    """This worker's decision-log counters (rows written, dropped by reason, pruned), and with a
+    log in PostgreSQL the whole fleet's (`imad.decision_log.fleet`); None without `--decision-log`."""
     if log is None:
         return None
     stats = log.stats
-    return {"path": str(log.path),
+    return {"path": str(log.path), **({} if fleet is None else {"fleet": fleet}),
             **{event: stats[event] for event in ("recorded", "written", "duplicates", "pruned", "amended")},
             "dropped": dict(sorted(stats.group("dropped").items()))}
