@@ -213,6 +213,9 @@ FIELDS: tuple[Field, ...] = (
     Field("router_hash", "string", "SHA-256 of the checkpoint's config.json (the weights' hash, "
           "the calibrator, τ): a recalibrated copy hashes differently",
           _views("body", "log_line", "log"), origin="request", nullable=True),
+    Field("router_weights", "string", "SHA-256 of the checkpoint's weights file, as its config.json "
+          "records it (weights.sha256): the network that made the raw score, shared by copies that "
+          "differ only in τ, calibrator or name", _views("log"), origin="request", nullable=True),
     Field("calibrator", "string", "the calibrator that made p from the raw score", _views("log"),
           origin="request"),
     Field("policy_rule", "string", "the threshold rule: fixed or budget", _views("log"),

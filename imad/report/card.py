@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 
-from imad.decision_log.columns import ESCALATED, MODEL, TIME
+from imad.decision_log.columns import ESCALATED, MODEL, TIME, iso_time
 from imad.report import metrics
 from imad.report.drift import MIN_DRIFT_ROWS, PSI_THRESHOLD, drift_reading, psi
 from imad.report.quality import labelled_quality, would_escalate
@@ -37,7 +36,7 @@ def build_report(rows: Sequence[dict[str, Any]], *, log: str, window_s: float = 
     drift, window_cards = drift_by_window(windows)
     return {
         "log": log,
-        "selection": {"since": iso(since) if since is not None else None, "model": model,
+        "selection": {"since": iso_time(since) if since is not None else None, "model": model,
                       "window_hours": window_s / 3600.0},
         "rows": len(rows),
         "labelled": sum(1 for row in rows if row["correct"] is not None),
@@ -55,8 +54,8 @@ def volume(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Totals, escalation served and would-be, OOD share; the same for each model name."""
     result = rates(rows)
     if rows:
-        result["first"] = iso(rows[0][TIME])
-        result["last"] = iso(rows[-1][TIME])
+        result["first"] = iso_time(rows[0][TIME])
+        result["last"] = iso_time(rows[-1][TIME])
     models = sorted({model_name(row) for row in rows})
     result["by_model"] = {name: rates([row for row in rows if model_name(row) == name])
                           for name in models}
@@ -90,7 +89,7 @@ def drift_by_window(windows: list[tuple[float, list[dict]]]) -> tuple[dict[str, 
                       if values.size >= MIN_DRIFT_ROWS), None)
     cards = []
     for index, (start, members) in enumerate(windows):
-        card = {"start": iso(start), **rates(members), "psi": None, "drift": None}
+        card = {"start": iso_time(start), **rates(members), "psi": None, "drift": None}
         if reference is None:
             card["psi_note"] = (f"no window has the {MIN_DRIFT_ROWS} scored rows a reference needs")
         elif index == reference:
@@ -112,10 +111,6 @@ def drift_by_window(windows: list[tuple[float, list[dict]]]) -> tuple[dict[str, 
 
 def model_name(row: dict[str, Any]) -> str:
     return "(no model name)" if row.get(MODEL) is None else str(row[MODEL])
-
-
-def iso(unix_seconds: float) -> str:
-    return datetime.fromtimestamp(unix_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _share(flags: Sequence[bool]) -> float | None:
