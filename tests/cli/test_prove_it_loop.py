@@ -111,6 +111,7 @@ def run_guide(router_dir, upstream, tmp_path, capsys, correct_of):
         label(server, log, tmp_path, {key: correct_of(p, rng) for key, p in answered[:100]})
     finally:
         server.stop()
+    capsys.readouterr()
     assert main(["report", "--log", str(log), "--json"]) == 0
     card = json.loads(capsys.readouterr().out)
     assert (card["rows"], card["labelled"]) == (REQUESTS, 100)
