@@ -14,7 +14,13 @@ from imad.cli.main import main
 from imad.errors import ConfigError, DatasetError
 from imad.router import Router
 from imad.router.checkpoint import CONFIG_FILE, WEIGHTS_FILE
-from imad.router.threshold import next_version_path, rate_for_token_budget, tau_for_trigger_rate
+from imad.router.registry import PACKAGE_ROOT, resolve_checkpoint
+from imad.router.threshold import (
+    new_checkpoint_path,
+    next_version_path,
+    rate_for_token_budget,
+    tau_for_trigger_rate,
+)
 from training.calibrate import main as training_calibrate
 from training.datamodule import load_corpus
 from training.evaluation.training_rows import router_training_rows
@@ -93,12 +99,30 @@ def test_token_budget_arithmetic():
 
 
 def test_next_version_path(tmp_path):
-    assert next_version_path(tmp_path / "imad-router-v1").name == "imad-router-v1.1"
-    (tmp_path / "imad-router-v1.1").mkdir()
-    assert next_version_path(tmp_path / "imad-router-v1").name == "imad-router-v1.2"
-    assert next_version_path(tmp_path / "imad-router-v1.1").name == "imad-router-v1.2"
+    assert next_version_path(tmp_path / "my-router-v1").name == "my-router-v1.1"
+    (tmp_path / "my-router-v1.1").mkdir()
+    assert next_version_path(tmp_path / "my-router-v1").name == "my-router-v1.2"
+    assert next_version_path(tmp_path / "my-router-v1.1").name == "my-router-v1.2"
     assert next_version_path(tmp_path / "x-v2.3").name == "x-v2.4"
-    assert next_version_path(tmp_path / "my-router").name == "my-router-v1.1"
+    assert next_version_path(tmp_path / "other").name == "other-v1.1"
+
+
+def test_a_new_version_never_takes_a_shipped_name_nor_goes_into_the_package(tmp_path, monkeypatch):
+    """`imad-router-v2` → `imad-router-v2.1` named another shipped router, and the default --out
+    of a shipped router lay beside the installed checkpoint."""
+    assert next_version_path(tmp_path / "imad-router-v2").name == "imad-router-v2-local.1"
+    assert next_version_path(tmp_path / "imad-router-v1.1").name == "imad-router-v1.1-local.1"
+    (tmp_path / "imad-router-v2-local.1").mkdir()
+    assert next_version_path(tmp_path / "imad-router-v2").name == "imad-router-v2-local.2"
+    assert next_version_path(tmp_path / "imad-router-v2-local.1").name == "imad-router-v2-local.2"
+    monkeypatch.chdir(tmp_path)
+    assert new_checkpoint_path(resolve_checkpoint("imad-router-v2"), None, False) == \
+        tmp_path / "imad-router-v2-local.2"
+    with pytest.raises(ConfigError, match="inside the installed imad package"):
+        new_checkpoint_path(resolve_checkpoint("imad-router-v2"), PACKAGE_ROOT / "_checkpoints" / "x",
+                            False)
+    with pytest.raises(ConfigError, match="'imad-router-v2.1' is the name of a shipped router"):
+        new_checkpoint_path(resolve_checkpoint("imad-router-v2"), tmp_path / "imad-router-v2.1", False)
 
 
 def test_calibrate_on_the_validation_split(trained, workdir, capsys):
