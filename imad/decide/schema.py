@@ -226,8 +226,9 @@ FIELDS: tuple[Field, ...] = (
           _views("log"), origin="request", nullable=True),
     Field("shadow_debate", "boolean", "the debate ran in shadow, after the response",
           _views("log"), origin="request"),
-    Field("confidence", "number", "the self-critique's verbal confidence (the report card's "
-          "baseline); null when it failed", _views("log"), origin="request", nullable=True,
+    Field("confidence_initial", "number", "the self-critique's verbal confidence in its initial "
+          "answer, `confidence_initial` (the report card's baseline, as in training.evaluate); null "
+          "when it failed", _views("log"), origin="request", nullable=True,
           unit="probability"),
 )
 

@@ -66,6 +66,6 @@ def answer_row(answer: Any, *, completion_id: str, model: str, backend: str,
         "router_weights": identity.weights, "calibrator": identity.calibrator, "policy_rule": policy_rule,
         "question_sha256": sha256_text(answer.question.text), "question": answer.question.text,
         "shadow_debate": False,
-        "confidence": None if parsed is None else parsed.confidence_critique,
+        "confidence_initial": None if parsed is None else parsed.confidence_initial,
     }
     return view("log", values)

@@ -18,7 +18,7 @@ from imad.report.markdown import render_markdown
 
 REPORT_MD = "report.md"
 REPORT_COLUMNS = (ID, TIME, MODEL, "p", "ood", ESCALATED, "would_escalate", SERVED,
-                  "confidence", "shadow_debate", "single_answer", "debate_answer")
+                  "confidence_initial", "shadow_debate", "single_answer", "debate_answer")
 """The columns the card reads (features, reasons and tokens are left undecoded)."""
 
 

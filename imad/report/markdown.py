@@ -57,7 +57,7 @@ def _quality(quality: dict[str, Any], pictures: dict[str, str]) -> list[str]:
         lines.append(f"Kept-answer accuracy: {_number(kept['value'], kept['interval'], None)} over "
                      f"{kept['n']} kept answers.")
     lines += ["", "| gate | AUROC | ECE (15 bins) | Brier |", "|---|---|---|---|"]
-    for name, key in (("router p", "router"), ("verbal confidence", "confidence")):
+    for name, key in (("router p", "router"), ("verbal confidence (confidence_initial)", "confidence")):
         entry = quality[key]
         if "n" not in entry:
             lines.append(f"| {name} | {entry['note']} | | |")

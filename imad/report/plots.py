@@ -25,7 +25,7 @@ def draw_pictures(card: dict[str, Any], out: Path) -> dict[str, str]:
     if quality["scored_labelled"]:
         figure, axes = plt.subplots(figsize=(5, 5))
         axes.plot([0, 1], [0, 1], color="grey", linestyle=":", label="perfect calibration")
-        for key, label in (("router", "router p"), ("confidence", "verbal confidence")):
+        for key, label in (("router", "router p"), ("confidence", "verbal confidence (confidence_initial)")):
             bins = quality[key].get("reliability")
             if bins and bins["rows"]:
                 axes.plot(bins["mean_p"], bins["accuracy"], marker="o", label=label)
@@ -39,7 +39,7 @@ def draw_pictures(card: dict[str, Any], out: Path) -> dict[str, str]:
     curves = quality["deferral"]
     if "router" in curves:
         figure, axes = plt.subplots(figsize=(6, 4))
-        for key, label in (("router", "router p"), ("confidence", "verbal confidence"),
+        for key, label in (("router", "router p"), ("confidence", "verbal confidence (confidence_initial)"),
                            ("random", "random gate"), ("oracle", "oracle gate")):
             if key in curves:
                 axes.plot(curves["escalation_rate"], curves[key], label=label)

@@ -4,7 +4,8 @@ A label says whether the *served* answer was right. Only rows that served the si
 (every row in shadow mode, the kept ones otherwise) label the answer the router scored, so the
 router's numbers use those rows alone ("scored labelled rows"); a row that served the debate's
 answer labels the debate, not the router. Beside the router the same numbers are given for the
-self-critique's verbal confidence (on the rows that carry one), a random gate (AUROC 0.5 and
+self-critique's verbal confidence in its initial answer (`confidence_initial`, the baseline
+training.evaluate and the Results page use; on the rows that carry one), a random gate (AUROC 0.5 and
 the base accuracy at every escalation rate, in expectation) and the oracle gate (escalates
 exactly the wrong answers first).
 
@@ -49,14 +50,14 @@ def labelled_quality(rows: list[dict[str, Any]], *, samples: int = metrics.BOOTS
         "kept answers", lambda labels, _: metrics.accuracy(labels), y[kept], p[kept], samples)
     router = score_quality(y, p, samples=samples)
     section["router"] = router
-    confident = [(row["correct"], row["confidence"]) for row in scored
-                 if row.get("confidence") is not None]
+    confident = [(row["correct"], row["confidence_initial"]) for row in scored
+                 if row.get("confidence_initial") is not None]
     if confident:
         cy = np.array([c for c, _ in confident], dtype=bool)
         cp = np.clip(np.array([v for _, v in confident], dtype=np.float64), 0.0, 1.0)
         section["confidence"] = score_quality(cy, cp, samples=samples)
     else:
-        section["confidence"] = {"note": "no scored labelled row carries a verbal confidence"}
+        section["confidence"] = {"note": "no scored labelled row carries a verbal confidence (confidence_initial)"}
     section["random"] = {"auroc": 0.5, "note": "a random gate ranks at chance (AUROC 0.5) and keeps "
                          "the base accuracy at every escalation rate"}
     section["oracle"] = {"auroc": 1.0 if router["auroc"] is not None else None,

@@ -127,7 +127,7 @@ def test_no_signal_ends_in_a_refusal_not_a_silent_escalate_all(router_dir, upstr
     err = capsys.readouterr().err
     assert "would escalate 120/120 (100.0%) of the logged decisions at tau 0.49" in err
     assert "every p is" in err and "it was not written" in err
-    for advice in ("label more answers", "imad calibrate --certify", "keep serving the old router",
+    for advice in ("Label more answers", "imad calibrate --certify", "keep serving the old router",
                    "--allow-extreme-rate"):
         assert advice in err
     assert not new_version.exists()
