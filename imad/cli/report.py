@@ -23,6 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log", required=True, metavar="PATH", help="the decision log (SQLite)")
     parser.add_argument("--since", default=None, metavar="T", help=f"only decisions from T: {SINCE_FORMS}")
     parser.add_argument("--model", default=None, metavar="NAME", help="only this served model name")
+    parser.add_argument("--router", default=None, metavar="NAME|HASH",
+                        help="only the decisions of this router: its name, or the start of its "
+                             "content hash (router_hash); a log that holds several is split by "
+                             "router anyway")
     parser.add_argument("--window", default="1d", metavar="W",
                         help="time window of the per-window rates and drift: 30m, 6h, 1d, 7d "
                              "(default: %(default)s)")
@@ -39,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     since = None if args.since is None else parse_since(args.since)
     window_s = parse_window(args.window)
-    card = report_card(args.log, since=since, model=args.model, window_s=window_s)
+    card = report_card(args.log, since=since, model=args.model, window_s=window_s, router=args.router)
     if args.out is not None:
         written = write_report(card, args.out)
         print(f"wrote {', '.join(str(path) for path in written)}", file=sys.stderr)

@@ -10,7 +10,8 @@ back-end, the time, the router's identity and the policy. Shadow mode records `w
 that name (`imad-router-v2.1` → "2.1"), a content hash (SHA-256 of its config.json, which holds
 the weights' SHA-256, the calibrator and τ, so a recalibrated copy hashes differently), the
 weights' SHA-256 alone (the network: what `imad calibrate --log` matches rows by, whatever the
-folder is called) and its calibrator. No torch is imported here: the router and the answer are read by their attributes.
+folder is called) and its calibrator. No torch is imported here: the router and the answer are
+read by their attributes.
 """
 
 from __future__ import annotations

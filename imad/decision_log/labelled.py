@@ -91,7 +91,8 @@ def labelled_scores(path: str | Path, *, since: float | None = None, until: floa
         log=str(path), ids=tuple(ids), raw_scores=np.asarray(raw, dtype=np.float64),
         probabilities=np.asarray(p, dtype=np.float64), correct=np.asarray(correct, dtype=np.float64),
         first_time=min(times) if times else None, last_time=max(times) if times else None,
-        skipped_debate_served=debate_served, skipped_unscored=unscored, scorers=tuple(sorted(scorers, key=Scorer.describe)))
+        skipped_debate_served=debate_served, skipped_unscored=unscored,
+        scorers=tuple(sorted(scorers, key=Scorer.describe)))
     if result.rows < min_rows:
         raise DecisionLogError(f"{result.describe()}: {result.rows} usable, at least {min_rows} "
                                "needed; label more decisions (imad log label) or widen --since")

@@ -15,16 +15,20 @@ from imad.decision_log.store import open_for_reading
 from imad.errors import ConfigError, DecisionLogError
 from imad.report.card import DEFAULT_WINDOW_S, build_report
 from imad.report.markdown import render_markdown
+from imad.report.routers import ROUTER_COLUMNS, select_router
 
 REPORT_MD = "report.md"
 REPORT_COLUMNS = (ID, TIME, MODEL, "p", "ood", ESCALATED, "would_escalate", SERVED,
-                  "confidence_initial", "shadow_debate", "single_answer", "debate_answer")
+                  "confidence_initial", "shadow_debate", "single_answer", "debate_answer",
+                  *ROUTER_COLUMNS)
 """The columns the card reads (features, reasons and tokens are left undecoded)."""
 
 
 def report_card(path: str | Path, *, since: float | None = None, model: str | None = None,
-                window_s: float = DEFAULT_WINDOW_S, samples: int = 1000) -> dict[str, Any]:
-    """The card of the log at `path`, restricted to `time >= since` and one model name."""
+                window_s: float = DEFAULT_WINDOW_S, samples: int = 1000,
+                router: str | None = None) -> dict[str, Any]:
+    """The card of the log at `path`, restricted to `time >= since`, one model name and one
+    router (`imad.report.routers.select_router`: a name or the start of its hash)."""
     store = open_for_reading(path)
     try:
         if model is not None:
@@ -36,8 +40,10 @@ def report_card(path: str | Path, *, since: float | None = None, model: str | No
         rows = list(store.rows(since=since, model=model, names=REPORT_COLUMNS))
     finally:
         store.close()
+    if router is not None:
+        rows = select_router(rows, router)
     return build_report(rows, log=str(path), window_s=window_s, since=since, model=model,
-                        samples=samples)
+                        router=router, samples=samples)
 
 
 def write_report(card: dict[str, Any], out: str | Path, *, pictures: bool = True) -> list[Path]:
