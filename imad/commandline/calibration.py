@@ -43,7 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = Tr
                         help=corpus_help + ("" if corpus_required else
                                             " (default: the router's validation split)"))
     parser.add_argument("--out", default=None,
-                        help="new checkpoint directory (default: the next version, e.g. -v1.1)")
+                        help="new checkpoint directory (default: the next version beside the "
+                             "source, my-router-v1 → my-router-v1.1; for a shipped router "
+                             "./imad-router-v2-local.1 in the current directory)")
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
     parser.add_argument("--allow-extreme-rate", action="store_true",
                         help="write the new version even when it would escalate, or keep, at least "

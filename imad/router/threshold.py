@@ -11,7 +11,8 @@ Unparsed answers always escalate, so they count as triggered and use up part of 
 the largest share of questions that does not exceed R: with the scores sorted,
 p_(1) ≤ … ≤ p_(n), escalating the k lowest (p < τ) means p_(k) < τ ≤ p_(k+1), and τ is the
 midpoint of that gap (ties can make a rate unreachable; then the next lower one is taken). The
-result is saved as a new checkpoint (`imad-router-v1` → `imad-router-v1.1`, or `--out`) whose
+result is saved as a new checkpoint (`imad.router.versions`: `my-router-v1` → `my-router-v1.1`,
+`imad-router-v2` → `./imad-router-v2-local.1`, or `--out`) whose
 config.json records τ, the method in words, and every number it was chosen from.
 """
 

@@ -12,29 +12,20 @@ from imad.cli.main import main
 from imad.report import report_card
 from imad.report.markdown import render_markdown
 from tests.decision_log.rows import T0, labelled_rows
-from tests.report.test_report_cli import make_log
+from tests.report.test_report_cli import make_log, shadow_log  # noqa: F401 (a fixture)
 
 pytest.importorskip("sklearn.metrics")
 
 
-@pytest.fixture
-def shadow_log(tmp_path):
-    pairs = labelled_rows(120, seed=7, shadow=True)
-    path = tmp_path / "log.db"
-    make_log(path, [row for row, _ in pairs],
-             [(row["response_id"], correct, None) for row, correct in pairs[:90]])
-    return path
-
-
-def test_the_deferral_curve_has_no_point_where_nothing_is_kept(shadow_log):
-    curves = report_card(shadow_log, samples=50)["quality"]["deferral"]
+def test_the_deferral_curve_has_no_point_where_nothing_is_kept(shadow_log):  # noqa: F811
+    curves = report_card(shadow_log[0], samples=50)["quality"]["deferral"]
     assert curves["escalation_rate"][-1] == 1.0
     for gate in ("router", "random", "oracle", "confidence"):
         assert curves[gate][-1] is None and None not in curves[gate][:-1]
 
 
-def test_intervals_are_named_only_under_numbers_that_have_them(shadow_log, tmp_path):
-    card = report_card(shadow_log, samples=50)
+def test_intervals_are_named_only_under_numbers_that_have_them(shadow_log, tmp_path):  # noqa: F811
+    card = report_card(shadow_log[0], samples=50)
     assert "Numbers in brackets are 95% percentile bootstrap intervals" in render_markdown(card, {})
     few = tmp_path / "few.db"
     pairs = labelled_rows(8, seed=1)
@@ -43,11 +34,11 @@ def test_intervals_are_named_only_under_numbers_that_have_them(shadow_log, tmp_p
     assert "bootstrap" not in text and "Intervals are" not in text
 
 
-def test_small_deciles_are_marked_and_broke_is_said_to_be_inferred(shadow_log):
-    text = render_markdown(report_card(shadow_log, samples=50), {})
+def test_small_deciles_are_marked_and_broke_is_said_to_be_inferred(shadow_log):  # noqa: F811
+    text = render_markdown(report_card(shadow_log[0], samples=50), {})
     assert "| 1 | " in text and "(few rows)" not in text  # 12 rows a decile
     assert "*broke*: the single answer was labelled right and the debate changed it — inferred" in text
-    small = shadow_log.parent / "small.db"
+    small = shadow_log[0].parent / "small.db"
     pairs = labelled_rows(40, seed=3, shadow=True)
     make_log(small, [row for row, _ in pairs], [(row["response_id"], c, None) for row, c in pairs])
     card = report_card(small, samples=50)
