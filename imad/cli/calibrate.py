@@ -8,8 +8,8 @@
 τ is chosen on labelled validation answers (corpus files, `imad.router.calibration_set`) and
 written, with how it was chosen, into a new checkpoint version (`my-router-v1` →
 `my-router-v1.1` beside it; a shipped `imad-router-v2` → `./imad-router-v2-local.1`, never a
-shipped name nor the installed package; or `--out`); the original is never modified. This runs on the core install:
-it imports nothing from `training`. To choose τ on the router's own validation split (rebuilt
+shipped name nor the installed package; or `--out`); the original is never modified. This
+runs on the core install: it imports nothing from `training`. To choose τ on the router's own validation split (rebuilt
 from its training corpus), run `python -m training.calibrate`, which takes the same flags and
 needs the `train` extra.
 
