@@ -9,9 +9,9 @@
 written, with how it was chosen, into a new checkpoint version (`my-router-v1` →
 `my-router-v1.1` beside it; a shipped `imad-router-v2` → `./imad-router-v2-local.1`, never a
 shipped name nor the installed package; or `--out`); the original is never modified. This
-runs on the core install: it imports nothing from `training`. To choose τ on the router's own validation split (rebuilt
-from its training corpus), run `python -m training.calibrate`, which takes the same flags and
-needs the `train` extra.
+runs on the core install: it imports nothing from `training`. To choose τ on the router's own
+validation split (rebuilt from its training corpus), run `python -m training.calibrate`, which
+takes the same flags and needs the `train` extra.
 
 `--recalibrate METHOD` moves p instead of τ: it fits a calibrator on the router's raw scores of
 your answers (`imad.router.recalibrate`) and writes it into the new version; τ follows the
