@@ -130,11 +130,11 @@ def test_calibrate_on_the_validation_split(trained, workdir, capsys):
     assert training_calibrate(["--router", str(trained), "--target-trigger-rate", "0.25",
                                "--feature-cache", str(workdir / "features")]) == 0
     printed = capsys.readouterr().out
-    new = trained.parent / "imad-router-v1.1"
+    new = trained.parent / "imad-router-v1-local.1"  # v1.1 is a shipped router's name
     router = Router.load(new)
     assert f"checkpoint: {new}" in printed and f"tau: {router.tau:.6g}" in printed
     config = json.loads((new / CONFIG_FILE).read_text())
-    assert config["name"] == "imad-router-v1.1" and config["threshold"]["tau"] == router.tau
+    assert config["name"] == "imad-router-v1-local.1" and config["threshold"]["tau"] == router.tau
     assert "target trigger rate 0.25" in router.tau_method
     assert "the router's validation split" in config["threshold"]["method"]
     calibration = config["calibration"]
