@@ -57,7 +57,7 @@ def make_rows(count: int, seed: int = 0) -> list[dict]:
             "critique_prompt_tokens": 420, "critique_completion_tokens": 83,
             "debate_prompt_tokens": 0, "debate_completion_tokens": 0,
             "question_sha256": f"{index:064x}", "single_answer": "B", "served": "single_agent",
-            "shadow_debate": False, "confidence": rng.random(),
+            "shadow_debate": False, "confidence_initial": rng.random(),
         })
     return rows
 

@@ -195,6 +195,11 @@ class DatasetError(ImadError, ValueError):
     """A dataset file is missing or a record in it is malformed (the message names file and line)."""
 
 
+class ExtremeRateError(DatasetError):
+    """A new router version would escalate or keep nearly all of the answers it was made on, or
+    tied scores cannot meet the target trigger rate (`imad.router.escalation`): not written."""
+
+
 class UnknownEventError(ImadError, KeyError):
     """A count was asked for by a name its `EventCounts` does not declare (a misspelt event)."""
 

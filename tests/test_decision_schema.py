@@ -114,3 +114,15 @@ def test_a_view_missing_a_value_names_it_and_a_bad_declaration_is_refused():
         schema.fields_of("headers")
     with pytest.raises(ValueError, match="declaration bug"):
         schema.Field("x", "number", "a number", frozenset({"body"}), keys={"span": "y"})
+
+
+def test_the_log_keeps_the_verbal_confidence_training_evaluate_uses(answer):
+    """The report card's baseline is `confidence_initial` (the initial answer's), as in
+    training.evaluate and the Results page, not the alternative answer's `confidence_critique`."""
+    from imad.decision_log.answer_row import answer_row, router_identity
+
+    row = answer_row(answer, completion_id="c-1", model="imad", backend="svrmad",
+                     identity=router_identity(make_router()), policy_rule="fixed")
+    parsed = answer.critique.response
+    assert parsed.confidence_initial != parsed.confidence_critique
+    assert row["confidence_initial"] == parsed.confidence_initial and "confidence" not in row

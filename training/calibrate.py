@@ -47,7 +47,8 @@ def validation_set(router: Router, corpus: Sequence[str], feature_cache: str | N
 def calibrate(args: argparse.Namespace) -> CalibrationResult:
     return calibrate_router(
         args.router, lambda router: validation_set(router, args.corpus, args.feature_cache),
-        **target_from_args(args), out=args.out, overwrite=args.overwrite)
+        **target_from_args(args), out=args.out, overwrite=args.overwrite,
+        allow_extreme=args.allow_extreme_rate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,6 +20,10 @@ before any LLM call.
 is sampled with probability R (seeded by `--shadow-seed` and the run's decision id) and then
 also debates — after the answer is printed, before exit; the debate's answer and tokens are
 amended into the run's decision-log row and the debate's answer goes to stderr.
+
+When stderr is a terminal, one line there says what the run is waiting for as each stage starts
+(the self-critique, whose first call loads a local model, then each debate round:
+`imad.cli.progress`); stdout is the same either way.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from imad.shadow import ShadowRunner, ShadowSampler, shadow_debate_job
 
 if TYPE_CHECKING:
     from imad.decision_log.writer import DecisionLog
+    from imad.llm.types import ChatModel
     from imad.pipeline import Pipeline, PipelineAnswer
     from imad.router import Router
 
@@ -134,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     router = Router.load(args.router)
     policy, budget = policy_from_flags(args, router)
     try:
-        pipeline = Pipeline(router, chat_model_from_spec(args.llm), args.backend, policy=policy)
+        pipeline = Pipeline(router, with_progress(chat_model_from_spec(args.llm)), args.backend,
+                            policy=policy)
     except ConfigError as error:
         raise flag_error(error) from None
     log = decision_log_from_args(args)  # a file that is not a decision log: refused before any call
@@ -153,6 +159,15 @@ def run(args: argparse.Namespace) -> int:
     if not result.answered:
         raise NoAnswerError(no_answer_reason(result))
     return 0
+
+
+def with_progress(model: ChatModel) -> ChatModel:
+    """`model`, saying on stderr what each call is for when stderr is a terminal
+    (`imad.cli.progress`)."""
+    from imad.cli.progress import ProgressChat, progress_stream
+
+    stream = progress_stream(sys.stderr)
+    return model if stream is None else ProgressChat(model, stream)
 
 
 def print_result(result: PipelineAnswer, args: argparse.Namespace,

@@ -7,16 +7,21 @@
     imad calibrate --certify --max-error 0.1 --log decisions.sqlite     # a τ with a promise
 
 τ is chosen on labelled validation answers (corpus files, `imad.router.calibration_set`) and
-written, with how it was chosen, into a new checkpoint version (`imad-router-v1` →
-`imad-router-v1.1`, or `--out`); the original is never modified. This runs on the core install:
-it imports nothing from `training`. To choose τ on the router's own validation split (rebuilt
-from its training corpus), run `python -m training.calibrate`, which takes the same flags and
-needs the `train` extra.
+written, with how it was chosen, into a new checkpoint version (`my-router-v1` →
+`my-router-v1.1` beside it; a shipped `imad-router-v2` → `./imad-router-v2-local.1`, never a
+shipped name nor the installed package; or `--out`); the original is never modified. This
+runs on the core install: it imports nothing from `training`. To choose τ on the router's own
+validation split (rebuilt from its training corpus), run `python -m training.calibrate`, which
+takes the same flags and needs the `train` extra.
 
 `--recalibrate METHOD` moves p instead of τ: it fits a calibrator on the router's raw scores of
-your answers (`imad.router.recalibrate`) and writes it into the new version; τ stays as it was.
+your answers (`imad.router.recalibrate`) and writes it into the new version; τ follows the
+checkpoint's rule (chosen again for its target trigger rate, or kept when fixed). Every new
+version's escalation rate on the answers it was made on is printed, and a version that would
+escalate or keep ≥ 95% of them (or a target rate tied scores cannot meet) is refused unless
+`--allow-extreme-rate` (`imad.router.escalation`).
 With `--log PATH [--since T]` instead of `--corpus` it fits on a decision log's scored
-decisions (issue 32): the new version's record names the log, the rows and their time range.
+decisions: the new version's record names the log, the rows and their time range.
 """
 
 from __future__ import annotations
@@ -64,14 +69,14 @@ def run(args: argparse.Namespace) -> int:
     read_log = answers_from_log(args, validation=True)
     if read_log is not None:
         result = calibrate_router(args.router, read_log, **target, out=args.out,
-                                  overwrite=args.overwrite)
+                                  overwrite=args.overwrite, allow_extreme=args.allow_extreme_rate)
         report(result, as_json=args.json)
         return 0
     if not args.corpus:
         raise ConfigError("corpus (--corpus)", f"give the validation answers to choose τ on; {SPLIT_HINT}")
     result = calibrate_router(
         args.router, lambda router: read_validation_set(router, args.corpus), **target,
-        out=args.out, overwrite=args.overwrite)
+        out=args.out, overwrite=args.overwrite, allow_extreme=args.allow_extreme_rate)
     report(result, as_json=args.json)
     return 0
 
@@ -113,7 +118,8 @@ def recalibrate(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DecreasingCalibratorWarning)
         result = recalibrate_router(args.router, args.corpus, args.recalibrate, out=args.out,
-                                    overwrite=args.overwrite, read_answers=read_answers)
+                                    overwrite=args.overwrite, read_answers=read_answers,
+                                    allow_extreme=args.allow_extreme_rate)
     _say_decreasing(caught, DecreasingCalibratorWarning)
     record = result.record
     if args.json:
@@ -132,7 +138,15 @@ def recalibrate(args: argparse.Namespace) -> int:
                   f"{record['true_accuracy']:.4f}")
         print(f"estimated accuracy (prior shift, no labels): {record['estimated_accuracy']:.4f}; "
               f"{beside}")
-    print(f"tau: {result.router.tau:.6g} (unchanged; compared with the calibrated p)")
+    escalation = record["escalation"]
+    before, after = escalation["before"], escalation["after"]
+    print(f"tau: {after['tau']:.6g} ({escalation['tau_rule']}; compared with the calibrated p)")
+    print(f"escalation rate on the {after['questions']} {after['traffic']}: {after['rate']:.4f} "
+          f"({after['escalated']} escalated at tau {after['tau']:.6g}); before: {before['rate']:.4f} "
+          f"at tau {before['tau']:.6g}")
+    if escalation["tau_rule"].startswith("kept"):
+        print("to choose tau for a trigger rate instead: imad calibrate --target-trigger-rate R "
+              f"--router {result.checkpoint} (with the same --log or --corpus)")
     print(f"checkpoint: {result.checkpoint}")
     return 0
 

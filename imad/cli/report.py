@@ -27,13 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replica", default=None, metavar="HOST[:PID]", help=REPLICA_HELP)
     parser.add_argument("--since", default=None, metavar="T", help=f"only decisions from T: {SINCE_FORMS}")
     parser.add_argument("--model", default=None, metavar="NAME", help="only this served model name")
+    parser.add_argument("--router", default=None, metavar="NAME|HASH",
+                        help="only the decisions of this router: its name, or the start of its "
+                             "content hash (router_hash); a log that holds several is split by "
+                             "router anyway")
     parser.add_argument("--window", default="1d", metavar="W",
                         help="time window of the per-window rates and drift: 30m, 6h, 1d, 7d "
                              "(default: %(default)s)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write report.md, reliability.png and deferral.png into DIR")
     parser.add_argument("--json", action="store_true", help="print the report card as JSON")
-    parser.add_argument("--router", default=None, metavar="DIR",
+    parser.add_argument("--certificate", default=None, metavar="DIR",
                         help="a checkpoint directory: its certificate and the live check of its "
                              "promise on the log's labels")
     parser.add_argument("--max-error", default=None, metavar="A",
@@ -58,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     confidence = (0.95 if args.confidence is None
                   else parse_text(args.confidence, OPEN_UNIT, "--confidence"))
     card = report_card(args.log, since=since, model=args.model, window_s=window_s,
-                       router=args.router, alpha=alpha, delta=round(1.0 - confidence, 12),
-                       replica=parse_replica(args.replica))
+                       router=args.router, certified=args.certificate, alpha=alpha,
+                       delta=round(1.0 - confidence, 12), replica=parse_replica(args.replica))
     if args.out is not None:
         written = write_report(card, args.out)
         print(f"wrote {', '.join(str(path) for path in written)}", file=sys.stderr)

@@ -48,8 +48,15 @@ def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = Tr
                         help=corpus_help + ("" if corpus_required else
                                             " (default: the router's validation split)"))
     parser.add_argument("--out", default=None,
-                        help="new checkpoint directory (default: the next version, e.g. -v1.1)")
+                        help="new checkpoint directory (default: the next version beside the "
+                             "source, my-router-v1 → my-router-v1.1; for a shipped router "
+                             "./imad-router-v2-local.1 in the current directory)")
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
+    parser.add_argument("--allow-extreme-rate", action="store_true",
+                        help="write the new version even when it would escalate, or keep, at least "
+                             "95%% of the answers it was made on, or when tied scores miss the "
+                             "target trigger rate (refused by default: label more, certify, or "
+                             "keep the old router)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
@@ -66,12 +73,15 @@ def target_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def report(result: CalibrationResult, *, as_json: bool) -> None:
     """Print what was chosen: a few lines of text, or the whole record as JSON."""
+    from imad.router.threshold import answers_in_words
+
     if as_json:
         print_json({"checkpoint": str(result.checkpoint), "tau": result.choice.tau, **result.record})
         return
     choice = result.choice
     print(f"tau: {choice.tau:.6g} (was {result.record['parent']['tau']:.6g})")
-    print(f"trigger rate on {choice.questions} validation answers: {choice.achieved_rate:.4f} "
+    answers = answers_in_words(result.record["validation"])
+    print(f"trigger rate on {choice.questions} {answers}: {choice.achieved_rate:.4f} "
           f"(target {choice.target_rate:.4f}; {choice.escalated} escalated, {choice.unparsed} unparsed)")
     if choice.kept_accuracy is not None:
         print(f"accuracy of the kept answers: {choice.kept_accuracy:.4f}")

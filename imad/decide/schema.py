@@ -213,6 +213,9 @@ FIELDS: tuple[Field, ...] = (
     Field("router_hash", "string", "SHA-256 of the checkpoint's config.json (the weights' hash, "
           "the calibrator, τ): a recalibrated copy hashes differently",
           _views("body", "log_line", "log"), origin="request", nullable=True),
+    Field("router_weights", "string", "SHA-256 of the checkpoint's weights file, as its config.json "
+          "records it (weights.sha256): the network that made the raw score, shared by copies that "
+          "differ only in τ, calibrator or name", _views("log"), origin="request", nullable=True),
     Field("calibrator", "string", "the calibrator that made p from the raw score", _views("log"),
           origin="request"),
     Field("policy_rule", "string", "the threshold rule: fixed or budget", _views("log"),
@@ -223,8 +226,9 @@ FIELDS: tuple[Field, ...] = (
           _views("log"), origin="request", nullable=True),
     Field("shadow_debate", "boolean", "the debate ran in shadow, after the response",
           _views("log"), origin="request"),
-    Field("confidence", "number", "the self-critique's verbal confidence (the report card's "
-          "baseline); null when it failed", _views("log"), origin="request", nullable=True,
+    Field("confidence_initial", "number", "the self-critique's verbal confidence in its initial "
+          "answer, `confidence_initial` (the report card's baseline, as in training.evaluate); null "
+          "when it failed", _views("log"), origin="request", nullable=True,
           unit="probability"),
     Field("host", "string", "the machine (host name) whose imad process wrote the row: with a "
           "log in PostgreSQL, which replica; null in rows of an older imad", _views("log"),

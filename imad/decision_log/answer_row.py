@@ -9,8 +9,10 @@ the row (which replica, in a fleet sharing one log). Shadow mode records `would_
 
 `RouterIdentity` names the router a decision came from: its checkpoint name, the version in
 that name (`imad-router-v2.1` → "2.1"), a content hash (SHA-256 of its config.json, which holds
-the weights' SHA-256, the calibrator and τ, so a recalibrated copy hashes differently) and its
-calibrator. No torch is imported here: the router and the answer are read by their attributes.
+the weights' SHA-256, the calibrator and τ, so a recalibrated copy hashes differently), the
+weights' SHA-256 alone (the network: what `imad calibrate --log` matches rows by, whatever the
+folder is called) and its calibrator. No torch is imported here: the router and the answer are
+read by their attributes.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class RouterIdentity:
     version: str | None
     hash: str
     calibrator: str
+    weights: str | None = None
+    """SHA-256 of the weights file (None for a router never saved: no file to hash)."""
 
 
 def router_identity(router: Any) -> RouterIdentity:
@@ -49,7 +53,7 @@ def router_identity(router: Any) -> RouterIdentity:
                                        allow_nan=True).encode()).hexdigest()
     found = _VERSION.search(router.name)
     return RouterIdentity(name=router.name, version=found.group(1) if found else None, hash=digest,
-                          calibrator=router.calibrator.kind)
+                          calibrator=router.calibrator.kind, weights=router.config.weights_sha256)
 
 
 def answer_row(answer: Any, *, completion_id: str, model: str, backend: str,
@@ -65,10 +69,10 @@ def answer_row(answer: Any, *, completion_id: str, model: str, backend: str,
         **answer.values(), "id": completion_id, "backend": backend, "served_model": model,
         "time": time.time() if now is None else now, "router_name": identity.name,
         "router_version": identity.version, "router_hash": identity.hash,
-        "calibrator": identity.calibrator, "policy_rule": policy_rule,
+        "router_weights": identity.weights, "calibrator": identity.calibrator, "policy_rule": policy_rule,
         "question_sha256": sha256_text(answer.question.text), "question": answer.question.text,
         "shadow_debate": False,
-        "confidence": None if parsed is None else parsed.confidence_critique,
+        "confidence_initial": None if parsed is None else parsed.confidence_initial,
         "host": HOST, "process": os.getpid(),
     }
     return view("log", values)

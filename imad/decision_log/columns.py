@@ -15,6 +15,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from imad.decide.schema import FIELD, Field, fields_of
@@ -34,6 +35,13 @@ def is_log_time(value: Any) -> bool:
     (every reader windows and sorts by it; the writer refuses a row without one)."""
     return (isinstance(value, (int, float)) and not isinstance(value, bool)
             and math.isfinite(value) and 0 <= value < LATEST_TIME)
+
+
+def iso_time(unix_seconds: float) -> str:
+    """A row's time as people read it: ISO 8601 in UTC, to the second (`2026-12-07T19:30:24Z`)."""
+    return datetime.fromtimestamp(unix_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 MODEL = FIELD["served_model"].key("log")
 """The served model name (the report's by-model rows, --model)."""
 ESCALATED = FIELD["escalate"].key("log")

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from imad.decision_log.columns import ID, RAW, SERVED, TIME
+from imad.decision_log.columns import ID, RAW, SERVED, TIME, iso_time
 from imad.decision_log.replica import REPLICA_COLUMNS, Replica, of_replica
+from imad.decision_log.scorer import SCORER_COLUMNS, Scorer, scorer_of
 from imad.decision_log.store import open_for_reading
 from imad.errors import DecisionLogError
 
@@ -35,8 +36,8 @@ class LabelledScores:
     last_time: float | None
     skipped_debate_served: int
     skipped_unscored: int
-    routers: tuple[str, ...] = ()
-    """The router names the rows were scored by (sorted)."""
+    scorers: tuple[Scorer, ...] = ()
+    """The routers the rows were scored by, as the rows name them (sorted)."""
 
     @property
     def labelled(self) -> int:
@@ -52,7 +53,7 @@ class LabelledScores:
             return f"no usable labelled decisions in {self.log}"
         return (f"{self.rows} decisions of {self.log} ({self.labelled} labelled, "
                 f"{int(np.nansum(self.correct))} correct), "
-                f"unix time {self.first_time:.0f} to {self.last_time:.0f}; skipped "
+                f"{iso_time(self.first_time)} to {iso_time(self.last_time)}; skipped "
                 f"{self.skipped_debate_served} that served the debate's answer and "
                 f"{self.skipped_unscored} without a score")
 
@@ -70,10 +71,10 @@ def labelled_scores(path: str | Path, *, since: float | None = None, until: floa
     store = open_for_reading(path)
     shown = str(store.path)  # a URL's password hidden
     try:
-        ids, raw, p, correct, times, routers = [], [], [], [], [], set()
+        ids, raw, p, correct, times, scorers = [], [], [], [], [], set()
         debate_served = unscored = 0
         for row in of_replica(store.rows(since=since, until=until, model=model, names=(
-                ID, TIME, SERVED, RAW, "p", "router_name", *REPLICA_COLUMNS)), replica):
+                ID, TIME, SERVED, RAW, "p", *SCORER_COLUMNS, *REPLICA_COLUMNS)), replica):
             if row["correct"] is None and not include_unlabelled:
                 continue
             if row.get(SERVED) == "debate":
@@ -87,15 +88,15 @@ def labelled_scores(path: str | Path, *, since: float | None = None, until: floa
             p.append(row["p"])
             correct.append(np.nan if row["correct"] is None else float(row["correct"]))
             times.append(row[TIME])
-            name = row.get("router_name")
-            routers.add("(no router name)" if name is None else str(name))
+            scorers.add(scorer_of(row))
     finally:
         store.close()
     result = LabelledScores(
         log=shown, ids=tuple(ids), raw_scores=np.asarray(raw, dtype=np.float64),
         probabilities=np.asarray(p, dtype=np.float64), correct=np.asarray(correct, dtype=np.float64),
         first_time=min(times) if times else None, last_time=max(times) if times else None,
-        skipped_debate_served=debate_served, skipped_unscored=unscored, routers=tuple(sorted(routers)))
+        skipped_debate_served=debate_served, skipped_unscored=unscored,
+        scorers=tuple(sorted(scorers, key=Scorer.describe)))
     if result.rows < min_rows:
         raise DecisionLogError(f"{result.describe()}: {result.rows} usable, at least {min_rows} "
                                "needed; label more decisions (imad log label) or widen --since")

@@ -86,14 +86,17 @@ def set_label(store: LogStore, label: Label, *, now: float | None = None) -> int
 
 def import_label_file(store: LogStore, path: str | Path, *,
                       max_bytes: int = LABEL_FILE_MAX_BYTES) -> LabelImport:
-    """Check every line of a label file, then write all its labels in one transaction."""
-    numbered = read_label_file(path, max_bytes=max_bytes)
+    """Check every line of a label file — its format and whether the log holds its id, all bad
+    lines in one report — then write all its labels in one transaction."""
+    numbered, problems = read_label_file(path, max_bytes=max_bytes)
     with _typed_errors(store), store.transaction() as connection:
         known = _known_ids(connection, [label.id for _, label in numbered])
-        unknown = [(line, f"no decision with id {label.id!r} in the log")
-                   for line, label in numbered if label.id not in known]
-        if unknown:
-            raise LabelFileError(str(path), unknown)
+        problems += [(line, f"no decision with id {label.id!r} in the log")
+                     for line, label in numbered if label.id not in known]
+        if problems:
+            raise LabelFileError(str(path), sorted(problems))
+        if not numbered:
+            raise LabelFileError(str(path), [(1, "the file holds no labels")])
         labelled = _known_ids(connection, [label.id for _, label in numbered], table="labels")
         _upsert(connection, [label for _, label in numbered], time.time())
     replaced = sum(1 for _, label in numbered if label.id in labelled)
@@ -101,8 +104,9 @@ def import_label_file(store: LogStore, path: str | Path, *,
 
 
 def read_label_file(path: str | Path, *, max_bytes: int = LABEL_FILE_MAX_BYTES
-                    ) -> list[tuple[int, Label]]:
-    """`(line number, label)` for every line, or `LabelFileError` listing every bad line."""
+                    ) -> tuple[list[tuple[int, Label]], list[tuple[int, str]]]:
+    """`(line number, label)` for every good line, and `(line number, what is wrong)` for every
+    bad one (the caller adds the ids the log lacks, and reports all of them at once)."""
     path = Path(path)
     if path.is_dir():
         raise DatasetError(f"label file {path} is a directory, not a file")
@@ -126,11 +130,7 @@ def read_label_file(path: str | Path, *, max_bytes: int = LABEL_FILE_MAX_BYTES
             continue
         first_line[label.id] = number
         labels.append((number, label))
-    if problems:
-        raise LabelFileError(str(path), problems)
-    if not labels:
-        raise LabelFileError(str(path), [(1, "the file holds no labels")])
-    return labels
+    return labels, problems
 
 
 def parse_label(value: dict[str, Any], *, default_source: str = "user") -> Label:

@@ -16,20 +16,24 @@ from imad.decision_log.store import open_for_reading
 from imad.errors import ConfigError, DecisionLogError
 from imad.report.card import DEFAULT_WINDOW_S, build_report
 from imad.report.markdown import render_markdown
+from imad.report.routers import ROUTER_COLUMNS, select_router
 
 REPORT_MD = "report.md"
 REPORT_COLUMNS = (ID, TIME, MODEL, "p", "ood", ESCALATED, "would_escalate", SERVED,
-                  "confidence", "shadow_debate", "single_answer", "debate_answer", *REPLICA_COLUMNS)
+                  "confidence_initial", "shadow_debate", "single_answer", "debate_answer",
+                  *ROUTER_COLUMNS, *REPLICA_COLUMNS)
 """The columns the card reads (features, reasons and tokens are left undecoded)."""
 
 
 def report_card(path: str | Path, *, since: float | None = None, model: str | None = None,
                 window_s: float = DEFAULT_WINDOW_S, samples: int = 1000,
-                router: str | Path | None = None, alpha: float | None = None,
-                delta: float = 0.05, replica: Replica | None = None) -> dict[str, Any]:
+                router: str | None = None, certified: str | Path | None = None,
+                alpha: float | None = None, delta: float = 0.05,
+                replica: Replica | None = None) -> dict[str, Any]:
     """The card of the log at `path` (a file or a database URL), restricted to `time >= since`,
-    one model name and one replica; with the certificate of the checkpoint `router` and what can
-    be certified at error `alpha` (`imad.report.certification`)."""
+    one model name, one router (`imad.report.routers.select_router`: a name or the start of its
+    hash) and one replica; with the certificate of the checkpoint `certified` and what can be
+    certified at error `alpha` (`imad.report.certification`)."""
     store = open_for_reading(path)
     shown = str(store.path)  # a URL's password hidden
     try:
@@ -48,13 +52,15 @@ def report_card(path: str | Path, *, since: float | None = None, model: str | No
         if not rows:
             raise ConfigError("--replica", f"no decision in {shown} was written by {replica}; its "
                               f"rows name the host(s) {', '.join(map(repr, hosts)) or '(none)'}")
+    if router is not None:
+        rows = select_router(rows, router)
     card = build_report(rows, log=shown, window_s=window_s, since=since, model=model,
-                        samples=samples)
+                        router=router, samples=samples)
     from imad.report.certification import certification_section, read_certificate
 
-    certificate = None if router is None else read_certificate(router)
-    why = ("no router with a certificate was given (--router DIR)" if router is None
-           else f"the router {router} carries no certificate (imad calibrate --certify)")
+    certificate = None if certified is None else read_certificate(certified)
+    why = ("no router with a certificate was given (--certificate DIR)" if certified is None
+           else f"the router {certified} carries no certificate (imad calibrate --certify)")
     card["certificate"], card["certification"] = certification_section(
         rows, certificate=certificate, alpha=alpha, delta=delta, why_none=why)
     return card

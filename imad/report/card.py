@@ -13,32 +13,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 
-from imad.decision_log.columns import ESCALATED, MODEL, TIME
+from imad.decision_log.columns import ESCALATED, MODEL, TIME, iso_time
 from imad.report import metrics
 from imad.report.drift import MIN_DRIFT_ROWS, PSI_THRESHOLD, drift_reading, psi
 from imad.report.quality import labelled_quality, would_escalate
+from imad.report.routers import router_label, routers_note
 from imad.report.shadow import shadow_section
 
 DEFAULT_WINDOW_S = 86_400.0
 
 
 def build_report(rows: Sequence[dict[str, Any]], *, log: str, window_s: float = DEFAULT_WINDOW_S,
-                 since: float | None = None, model: str | None = None,
+                 since: float | None = None, model: str | None = None, router: str | None = None,
                  samples: int = metrics.BOOTSTRAP_SAMPLES) -> dict[str, Any]:
-    """The report card of `rows` (decoded log rows with their labels, in time order)."""
+    """The report card of `rows` (decoded log rows with their labels, in time order); `router`:
+    the `--router` they were selected by."""
     rows = list(rows)
     quality = labelled_quality(rows, samples=samples)
     windows = window_rows(rows, window_s)
     drift, window_cards = drift_by_window(windows)
     return {
         "log": log,
-        "selection": {"since": iso(since) if since is not None else None, "model": model,
-                      "window_hours": window_s / 3600.0},
+        "selection": {"since": iso_time(since) if since is not None else None, "model": model,
+                      "router": router, "window_hours": window_s / 3600.0},
+        "routers_note": routers_note(rows),
         "rows": len(rows),
         "labelled": sum(1 for row in rows if row["correct"] is not None),
         "auroc": quality["router"]["auroc"],
@@ -55,11 +57,14 @@ def volume(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Totals, escalation served and would-be, OOD share; the same for each model name."""
     result = rates(rows)
     if rows:
-        result["first"] = iso(rows[0][TIME])
-        result["last"] = iso(rows[-1][TIME])
+        result["first"] = iso_time(rows[0][TIME])
+        result["last"] = iso_time(rows[-1][TIME])
     models = sorted({model_name(row) for row in rows})
     result["by_model"] = {name: rates([row for row in rows if model_name(row) == name])
                           for name in models}
+    routers = sorted({router_label(row) for row in rows})
+    result["by_router"] = {name: rates([row for row in rows if router_label(row) == name])
+                           for name in routers}
     return result
 
 
@@ -86,15 +91,19 @@ def drift_by_window(windows: list[tuple[float, list[dict]]]) -> tuple[dict[str, 
     scored rows: `imad.report.drift`)."""
     scores = [np.array([row["p"] for row in members if row.get("p") is not None])
               for _, members in windows]
+    routers = [{router_label(row) for row in members} for _, members in windows]
     reference = next((index for index, values in enumerate(scores)
                       if values.size >= MIN_DRIFT_ROWS), None)
     cards = []
     for index, (start, members) in enumerate(windows):
-        card = {"start": iso(start), **rates(members), "psi": None, "drift": None}
+        card = {"start": iso_time(start), **rates(members), "psi": None, "drift": None}
         if reference is None:
             card["psi_note"] = (f"no window has the {MIN_DRIFT_ROWS} scored rows a reference needs")
         elif index == reference:
             card["psi_note"] = "the reference window"
+        elif routers[index] != routers[reference]:
+            card["psi_note"] = (f"scored by {', '.join(sorted(routers[index]))}, not the reference "
+                                "window's router: p moved with the router, so no PSI")
         elif scores[index].size < MIN_DRIFT_ROWS:
             card["psi_note"] = (f"too few scored rows for a PSI: {scores[index].size}, at least "
                                 f"{MIN_DRIFT_ROWS} needed")
@@ -112,10 +121,6 @@ def drift_by_window(windows: list[tuple[float, list[dict]]]) -> tuple[dict[str, 
 
 def model_name(row: dict[str, Any]) -> str:
     return "(no model name)" if row.get(MODEL) is None else str(row[MODEL])
-
-
-def iso(unix_seconds: float) -> str:
-    return datetime.fromtimestamp(unix_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _share(flags: Sequence[bool]) -> float | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from imad.report.drift import PSI_THRESHOLD
+from imad.report.shadow import SMALL_DECILE_ROWS
 
 
 def render_markdown(card: dict[str, Any], pictures: dict[str, str]) -> str:
@@ -18,6 +19,7 @@ def render_markdown(card: dict[str, Any], pictures: dict[str, str]) -> str:
     selection = card["selection"]
     lines.append(f"{card['rows']} decisions" + (f" since {selection['since']}" if selection["since"] else "")
                  + (f" for model {selection['model']}" if selection["model"] else "")
+                 + (f" of router {selection['router']}" if selection.get("router") else "")
                  + (f", {volume['first']} to {volume['last']}" if card["rows"] else "")
                  + f"; {card['labelled']} labelled.")
     lines += ["", "## Volume and escalation", "",
@@ -26,6 +28,12 @@ def render_markdown(card: dict[str, Any], pictures: dict[str, str]) -> str:
     for name, entry in volume["by_model"].items():
         lines.append(_rate_row(name, entry))
     lines.append(_rate_row("**all**", volume))
+    if len(volume.get("by_router", {})) > 1:
+        lines += ["", "| router (hash) | rows | escalated (served) | would escalate | OOD share |",
+                  "|---|---:|---:|---:|---:|"]
+        lines += [_rate_row(name, entry) for name, entry in volume["by_router"].items()]
+    if card.get("routers_note"):
+        lines += ["", f"**Several routers.** {card['routers_note'][0].upper()}{card['routers_note'][1:]}."]
     lines += ["", f"## Per window ({selection['window_hours']:g} h) and drift of p", "",
               "| window start | rows | escalated | would escalate | OOD share | PSI |",
               "|---|---:|---:|---:|---:|---|"]
@@ -60,7 +68,7 @@ def _quality(quality: dict[str, Any], pictures: dict[str, str]) -> list[str]:
         lines.append(f"Kept-answer accuracy: {_number(kept['value'], kept['interval'], None)} over "
                      f"{kept['n']} kept answers.")
     lines += ["", "| gate | AUROC | ECE (15 bins) | Brier |", "|---|---|---|---|"]
-    for name, key in (("router p", "router"), ("verbal confidence", "confidence")):
+    for name, key in (("router p", "router"), ("verbal confidence (confidence_initial)", "confidence")):
         entry = quality[key]
         if "n" not in entry:
             lines.append(f"| {name} | {entry['note']} | | |")
@@ -71,13 +79,26 @@ def _quality(quality: dict[str, Any], pictures: dict[str, str]) -> list[str]:
     lines.append("| random gate | 0.500 | | |")
     lines.append("| oracle gate | " + ("1.000" if quality["oracle"]["auroc"] is not None
                                        else "needs both right and wrong labelled answers") + " | | |")
-    lines += ["", "Intervals are 95% percentile bootstrap intervals (1,000 resamples, seed 0)."]
+    if _has_interval(quality):
+        lines += ["", "Numbers in brackets are 95% percentile bootstrap intervals (1,000 resamples, "
+                  "seed 0)."]
     for role, title in (("reliability", "Reliability diagram"), ("deferral", "Deferral curve")):
         if role in pictures:
             lines += ["", f"![{title}]({pictures[role]})"]
     if "note" in quality["deferral"]:
         lines += ["", quality["deferral"]["note"]]
+    elif "deferral" in pictures:
+        lines += ["", "The deferral curve stops short of 100% escalation: with every answer "
+                  "escalated none is kept, and the kept answers have no accuracy."]
     return lines
+
+
+def _has_interval(quality: dict[str, Any]) -> bool:
+    """Whether any number the section prints carries a bootstrap interval."""
+    entries = [quality[key] for key in ("router", "confidence") if "n" in quality[key]]
+    return quality["kept_accuracy"].get("interval") is not None or any(
+        entry.get(f"{metric}_interval") is not None for entry in entries
+        for metric in ("auroc", "ece", "brier"))
 
 
 def _shadow(shadow: dict[str, Any]) -> list[str]:
@@ -90,9 +111,19 @@ def _shadow(shadow: dict[str, Any]) -> list[str]:
         lines += ["", "| decile of p | p range | rows | changed | labelled | fixed | broke | "
                   "changed, debate unlabelled |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
         for entry in shadow["by_decile"]:
-            lines.append(f"| {entry['decile']} | {entry['p_from']:.3f}–{entry['p_to']:.3f} | "
+            small = " (few rows)" if entry.get("small") else ""
+            lines.append(f"| {entry['decile']}{small} | {entry['p_from']:.3f}–{entry['p_to']:.3f} | "
                          f"{entry['rows']} | {entry['changed']} | {entry['labelled']} | "
                          f"{entry['fixed']} | {entry['broke']} | {entry['changed_unknown']} |")
+        lines += ["", "*fixed*: the single answer was labelled wrong and the debate's answer right "
+                  "(`debate_correct`). *broke*: the single answer was labelled right and the debate "
+                  "changed it — inferred, not labelled: a question has one right answer, so another "
+                  "answer is taken to be wrong. *changed, debate unlabelled*: a wrong single answer "
+                  "changed, with no label for the debate's answer."]
+        if any(entry.get("small") for entry in shadow["by_decile"]):
+            lines += ["", f"Deciles marked (few rows) hold fewer than {SMALL_DECILE_ROWS} "
+                      "shadow-debated decisions: their counts are anecdotes, not rates; debate a "
+                      "larger share (--shadow-debate-rate) or wait for more traffic."]
     return lines
 
 

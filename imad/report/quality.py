@@ -4,7 +4,8 @@ A label says whether the *served* answer was right. Only rows that served the si
 (every row in shadow mode, the kept ones otherwise) label the answer the router scored, so the
 router's numbers use those rows alone ("scored labelled rows"); a row that served the debate's
 answer labels the debate, not the router. Beside the router the same numbers are given for the
-self-critique's verbal confidence (on the rows that carry one), a random gate (AUROC 0.5 and
+self-critique's verbal confidence in its initial answer (`confidence_initial`, the baseline
+training.evaluate and the Results page use; on the rows that carry one), a random gate (AUROC 0.5 and
 the base accuracy at every escalation rate, in expectation) and the oracle gate (escalates
 exactly the wrong answers first).
 
@@ -49,14 +50,15 @@ def labelled_quality(rows: list[dict[str, Any]], *, samples: int = metrics.BOOTS
         "kept answers", lambda labels, _: metrics.accuracy(labels), y[kept], p[kept], samples)
     router = score_quality(y, p, samples=samples)
     section["router"] = router
-    confident = [(row["correct"], row["confidence"]) for row in scored
-                 if row.get("confidence") is not None]
+    confident = [(row["correct"], row["confidence_initial"]) for row in scored
+                 if row.get("confidence_initial") is not None]
     if confident:
         cy = np.array([c for c, _ in confident], dtype=bool)
         cp = np.clip(np.array([v for _, v in confident], dtype=np.float64), 0.0, 1.0)
         section["confidence"] = score_quality(cy, cp, samples=samples)
     else:
-        section["confidence"] = {"note": "no scored labelled row carries a verbal confidence"}
+        section["confidence"] = {"note": "no scored labelled row carries a verbal confidence "
+                                         "(confidence_initial)"}
     section["random"] = {"auroc": 0.5, "note": "a random gate ranks at chance (AUROC 0.5) and keeps "
                          "the base accuracy at every escalation rate"}
     section["oracle"] = {"auroc": 1.0 if router["auroc"] is not None else None,
@@ -104,13 +106,23 @@ def deferral(y: np.ndarray, p: np.ndarray, confident: list[tuple[bool, float]]) 
                         f"labelled answers, the log has {y.size}"}
     rates, router = metrics.deferral_curve(y, p)
     _, oracle = metrics.deferral_curve(y, y.astype(np.float64))
-    curves = {"escalation_rate": rates.tolist(), "router": router.tolist(),
-              "random": [float(y.mean())] * rates.size, "oracle": oracle.tolist()}
+    curves = {"escalation_rate": rates.tolist(), "router": _kept_only(router, rates, y.size),
+              "random": _kept_only(np.full(rates.size, y.mean()), rates, y.size),
+              "oracle": _kept_only(oracle, rates, y.size),
+              "undefined_note": "null where every answer is escalated: no answer is kept, so "
+                                "there is no accuracy of the kept answers"}
     if len(confident) >= MIN_LABELS:
         cy = np.array([c for c, _ in confident], dtype=bool)
         cv = np.array([v for _, v in confident], dtype=np.float64)
-        curves["confidence"] = metrics.deferral_curve(cy, cv, rates)[1].tolist()
+        curves["confidence"] = _kept_only(metrics.deferral_curve(cy, cv, rates)[1], rates, cy.size)
     return curves
+
+
+def _kept_only(accuracy: np.ndarray, rates: np.ndarray, n: int) -> list[float | None]:
+    """The curve's accuracies, None where the rate escalates all `n` answers (none kept)."""
+    escalated = np.minimum(np.floor(rates * n + 1e-9), n)
+    return [float(value) if kept > 0 else None
+            for value, kept in zip(accuracy, n - escalated, strict=True)]
 
 
 def _with_interval(what: str, metric, y: np.ndarray, p: np.ndarray, samples: int) -> dict[str, Any]:

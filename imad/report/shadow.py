@@ -3,7 +3,8 @@
 A shadow debate runs on a seeded random share of requests, would-escalate and would-keep
 alike, after the single answer was served. Comparing its answer with the single answer says
 how often the debate changes the answer; where the single answer is labelled, a change of a
-right answer broke it (a question has one right answer), and a change of a wrong answer fixed
+right answer is counted as broken — an inference, not a label: a question has one right answer,
+so a different answer to a right one is taken to be wrong — and a change of a wrong answer fixed
 it when the label says the debate's answer was right (`debate_correct`), or is "unknown" when
 no one labelled the debate's answer. A gate that picks the right questions shows the fixes in
 the low deciles of p and the breaks in the high ones.
@@ -22,6 +23,8 @@ import numpy as np
 from imad.decision_log.encode import HASH_PREFIX, normalise_answer
 
 DECILES = 10
+SMALL_DECILE_ROWS = 10
+"""A decile with fewer shadow-debated rows is marked small: its counts are anecdotes, not rates."""
 
 
 def shadow_section(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -67,7 +70,8 @@ def _decile(index: int, edges: np.ndarray, members: list[tuple[dict[str, Any], b
             unknown += 1
     return {"decile": index + 1, "p_from": float(edges[index]), "p_to": float(edges[index + 1]),
             "rows": len(members), "changed": sum(change for _, change in members),
-            "labelled": labelled, "fixed": fixed, "broke": broke, "changed_unknown": unknown}
+            "labelled": labelled, "fixed": fixed, "broke": broke, "changed_unknown": unknown,
+            "small": len(members) < SMALL_DECILE_ROWS}
 
 
 def answers_differ(single: str, debate: str) -> bool:

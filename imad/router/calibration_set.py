@@ -24,9 +24,11 @@ from imad.text import first_lone_surrogate
 
 if TYPE_CHECKING:
     from imad.decision_log.replica import Replica
+    from imad.decision_log.scorer import Scorer
 
-__all__ = ["AnswerScores", "answer_scores_from_log", "corpus_jsonl_files", "read_answer_scores",
-           "read_validation_set", "validation_set_from_log"]
+__all__ = ["AnswerScores", "Traffic", "answer_scores_from_log", "check_one_network",
+           "corpus_jsonl_files", "read_answer_scores", "read_validation_set", "traffic_from_log",
+           "validation_set_from_log"]
 
 
 def read_validation_set(router: Router, paths: Sequence[str | Path]) -> ValidationSet:
@@ -54,6 +56,15 @@ class AnswerScores:
     """1 right, 0 wrong, None unlabelled (a label-free calibrator can still use it)."""
     unparsed: int
     files: list[str]
+    traffic: Traffic | None = None
+    """The answers a new version is measured on (None: these answers, as corpus answers)."""
+
+    def measured_on(self) -> Traffic:
+        """The traffic a new version made from these answers is measured on."""
+        if self.traffic is not None:
+            return self.traffic
+        labels = np.array([np.nan if label is None else float(label) for label in self.labels])
+        return Traffic(self.raw, labels, self.unparsed, "corpus answers")
 
 
 def read_answer_scores(router: Router, paths: Sequence[str | Path]) -> AnswerScores:
@@ -70,40 +81,79 @@ def read_answer_scores(router: Router, paths: Sequence[str | Path]) -> AnswerSco
                         len(records) - len(parsed), [str(file) for file in files])
 
 
-def validation_set_from_log(router: Router, log: str | Path, *, since: float | None = None,
-                            replica: Replica | None = None) -> ValidationSet:
-    """p of every decision a log holds for this router (labels where given, NaN elsewhere; the
-    unscored ones count as unparsed, as they always escalate): what `imad calibrate
-    --target-trigger-rate R --log PATH` chooses τ on — the traffic's own rate, labelled or
-    not. p was made by the logging router's calibrator, so the rows must be this router's.
-    `replica`: only the rows one replica wrote (`imad.decision_log.replica`)."""
+@dataclass(frozen=True)
+class Traffic:
+    """The raw scores of the answers a new version would meet (decisions of a log, or the
+    answers of corpus files), with their labels (NaN: none) and how many were never scored
+    (they always escalate)."""
+
+    raw: np.ndarray
+    labels: np.ndarray
+    unscored: int
+    kind: str
+    """What the answers are, in words ("logged decisions", "corpus answers")."""
+
+    @property
+    def questions(self) -> int:
+        return self.raw.size + self.unscored
+
+
+def traffic_from_log(router: Router, log: str | Path, *, since: float | None = None,
+                     replica: Replica | None = None) -> Traffic:
+    """Every decision a log holds from this router's network (`imad.decision_log.scorer`: by the
+    weights' SHA-256; whatever τ, calibrator or name the logging router had): the raw score of
+    the scored ones, and the unscored ones counted. Rows of another network are a
+    `DatasetError` naming them; no scored row is one too. `replica`: only the rows one replica
+    wrote (`imad.decision_log.replica`)."""
+    from imad.decision_log.columns import RAW
     from imad.decision_log.replica import REPLICA_COLUMNS, of_replica
+    from imad.decision_log.scorer import SCORER_COLUMNS, scorer_of
     from imad.decision_log.store import open_for_reading
 
     store = open_for_reading(log)
     log = str(store.path)  # a URL's password hidden
     try:
-        rows = list(of_replica(store.rows(since=since, names=("p", "router_name", *REPLICA_COLUMNS)),
+        rows = list(of_replica(store.rows(since=since, names=("p", RAW, *SCORER_COLUMNS, *REPLICA_COLUMNS)),
                                replica))
     finally:
         store.close()
-    others = sorted({"(no router name)" if row["router_name"] is None else str(row["router_name"])
-                     for row in rows} - {router.name})
-    if others:
-        raise DatasetError(f"the decision log {log} holds decisions of router(s) {', '.join(others)}, "
-                           f"not only of {router.name!r}: their p is another router's; choose τ for "
-                           "that router (--router NAME) or pass --since to skip them")
-    scored = [row for row in rows if row["p"] is not None]
+    check_one_network({scorer_of(row) for row in rows}, router, log, "decisions")
+    scored = [row for row in rows if row["p"] is not None and row[RAW] is not None]
     if not scored:  # "the validation corpus has no parsed answers" named no corpus given
         raise DatasetError(f"no scored decisions in {log}{'' if since is None else ' since --since'} "
                            f"({len(rows)} decisions, none with a p); record more traffic or widen "
                            "--since")
     labels = np.array([np.nan if row["correct"] is None else float(row["correct"]) for row in scored])
-    source = {"kind": "decision log", "log": str(log), "decisions": len(rows),
-              "labelled": int(np.sum(~np.isnan(labels))), "unparsed": len(rows) - len(scored),
+    return Traffic(np.array([row[RAW] for row in scored], dtype=np.float64), labels,
+                   len(rows) - len(scored), "logged decisions")
+
+
+def check_one_network(scorers: set[Scorer], router: Router, log: str | Path, what: str) -> None:
+    """`DatasetError` when some rows were scored by another network than `router`'s: their raw
+    scores are not its scores."""
+    weights = router.config.weights_sha256
+    others = sorted(scorer.describe() for scorer in scorers
+                    if not scorer.is_network(router.name, weights))
+    if others:
+        mine = router.name if weights is None else f"{router.name} (weights {weights[:12]}…)"
+        raise DatasetError(f"the decision log {log} holds {what} of router(s) {', '.join(others)}, "
+                           f"another network than {mine}'s: their scores are not this router's; "
+                           "give that router (--router NAME|PATH) or pass --since to skip them")
+
+
+def validation_set_from_log(router: Router, log: str | Path, *, since: float | None = None,
+                            replica: Replica | None = None) -> ValidationSet:
+    """p of every decision a log holds from this router's network (labels where given, NaN
+    elsewhere; the unscored ones count as unparsed, as they always escalate): what `imad
+    calibrate --target-trigger-rate R --log PATH` chooses τ on — the traffic's own rate,
+    labelled or not. p is this router's: its calibrator applied to each row's raw score, so the
+    rows of a copy with another τ or calibrator count, and τ is chosen on the p it will meet."""
+    traffic = traffic_from_log(router, log, since=since, replica=replica)
+    source = {"kind": "decision log", "log": str(log), "decisions": traffic.questions,
+              "labelled": int(np.sum(~np.isnan(traffic.labels))), "unparsed": traffic.unscored,
               "since": since}
-    return ValidationSet(np.array([row["p"] for row in scored], dtype=np.float64), labels,
-                         len(rows) - len(scored), source)
+    return ValidationSet(router.calibrator.apply(traffic.raw), traffic.labels, traffic.unscored,
+                         source)
 
 
 def answer_scores_from_log(router: Router, log: str | Path, *, since: float | None = None,
@@ -111,9 +161,9 @@ def answer_scores_from_log(router: Router, log: str | Path, *, since: float | No
                            ) -> AnswerScores:
     """The raw scores (and labels, where given) of a decision log's scored decisions that served
     the single answer (`imad.decision_log.labelled`): what `imad calibrate --recalibrate …
-    --log PATH` fits on. The rows must come from this router — their raw scores are its
-    network's — so rows of another router are a `DatasetError` naming both. `files` names the
-    log, the rows used and their time range, for the new version's model card."""
+    --log PATH` fits on, with every scored decision of the range as the traffic the new version
+    is measured on. The rows must come from this router's network (`check_one_network`).
+    `files` names the log, the rows used and their time range, for the new version's model card."""
     from imad.decision_log.labelled import labelled_scores
 
     scores = labelled_scores(log, since=since, until=until, include_unlabelled=True,
@@ -122,13 +172,10 @@ def answer_scores_from_log(router: Router, log: str | Path, *, since: float | No
     if not scores.rows:
         raise DatasetError(f"{scores.describe()} (rows that served the single answer and carry "
                            "the router's raw score); record more traffic or widen --since")
-    others = [name for name in scores.routers if name != router.name]
-    if others:
-        raise DatasetError(f"the decision log {log} holds scores of router(s) {', '.join(others)}, "
-                           f"not only of {router.name!r}: their raw scores are another network's; "
-                           f"recalibrate that router (--router NAME) or pass --since to skip them")
+    check_one_network(set(scores.scorers), router, log, "scores")
     labels = [None if np.isnan(value) else int(value) for value in scores.correct]
-    return AnswerScores(scores.raw_scores, labels, scores.skipped_unscored, [scores.describe()])
+    return AnswerScores(scores.raw_scores, labels, scores.skipped_unscored, [scores.describe()],
+                        traffic=traffic_from_log(router, log, since=since, replica=replica))
 
 
 def _features(router: Router, records: Sequence[CorpusRecord]) -> np.ndarray:

@@ -8,22 +8,34 @@ The router's p is calibrated on its training distribution only; on other traffic
 (issue 21: zero-shot ECE 0.23–0.54). Fitting a calibrator (`imad.router.calibrators`) on the raw
 network scores of a few labelled answers of that traffic — or, without labels, re-weighting the
 training prior to the traffic's by EM — gives a p that means what it says there. The new
-checkpoint (`imad-router-v2` → `imad-router-v2.1`, or `--out`) carries the calibrator and what it
-was fitted on; weights, features and τ are unchanged (τ is then compared with the calibrated p:
-run `imad calibrate --target-trigger-rate R` on the new checkpoint to move it too).
+checkpoint carries the calibrator and what it was fitted on; weights and features are unchanged.
+
+A calibrator changes p's scale, so τ is kept meaningful by the checkpoint's own rule: a τ that
+`imad calibrate` chose for a target trigger rate (the checkpoint's `calibration` record) is
+chosen again for that rate on the recalibrated p of the same answers; a fixed τ (the paper's
+0.7) is kept, and is then compared with the calibrated p. Either way the new version's
+escalation rate on those answers is measured before and after, recorded and printed, and a
+version that would escalate or keep nearly all of them is refused (`imad.router.escalation`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from imad.constraints import Options, check_value
 from imad.errors import DatasetError
-from imad.router.calibration_set import AnswerScores, read_answer_scores
-from imad.router.calibrators import fit_calibrator
+from imad.router.calibration_set import AnswerScores, Traffic, read_answer_scores
+from imad.router.calibrators import Calibrator, fit_calibrator
+from imad.router.escalation import (
+    EscalationRate,
+    escalation_at,
+    refuse_extreme,
+    refuse_tied_target,
+)
 from imad.router.registry import resolve_checkpoint
 from imad.router.router import Router
 from imad.router.versions import CalibrationResult, new_checkpoint_path, save_version
@@ -39,12 +51,14 @@ RecalibrationResult = CalibrationResult
 
 def recalibrate_router(router_path: str | Path | None, corpus: list[str], method: str = "auto", *,
                        out: str | Path | None = None, overwrite: bool = False,
-                       read_answers: Callable[[Router], AnswerScores] | None = None
-                       ) -> RecalibrationResult:
+                       read_answers: Callable[[Router], AnswerScores] | None = None,
+                       allow_extreme: bool = False) -> RecalibrationResult:
     """Fit `method` on the router's raw scores of the answers in `corpus` (or those
-    `read_answers(router)` gives: a decision log's, `answer_scores_from_log`), save a new
-    version. A fitted map that decreases is saved (the labels chose it) with a
-    `DecreasingCalibratorWarning` saying so in words."""
+    `read_answers(router)` gives: a decision log's, `answer_scores_from_log`), set τ by the
+    checkpoint's rule (module docstring), save a new version. A fitted map that decreases is
+    saved (the labels chose it) with a `DecreasingCalibratorWarning` saying so in words; a
+    version that escalates or keeps ≥ 95% of the answers is an `ExtremeRateError` unless
+    `allow_extreme`."""
     check_value(method, Options(*RECALIBRATION_METHODS), "recalibrate (--recalibrate)")
     source_path = resolve_checkpoint(router_path)
     router = Router.load(source_path)
@@ -90,8 +104,54 @@ def recalibrate_router(router_path: str | Path | None, corpus: list[str], method
         "parent": {"name": router.name, "path": str(source_path),
                    "calibrator": router.calibrator.kind},
     }
+    tau, method_text, escalation = retained_threshold(router, calibrator, answers.measured_on(),
+                                                      allow_extreme=allow_extreme)
+    record["escalation"] = escalation
     calibrator.warn_if_decreasing("imad calibrate --recalibrate")
-    reloaded = save_version(router, router.config.with_calibrator(calibrator).with_record(
-        recalibration=record), destination, lambda written: written.calibrator == calibrator,
-        "calibrator")
+    config = router.config.with_calibrator(calibrator).with_record(recalibration=record)
+    if method_text is not None:
+        config = config.with_threshold(tau, method_text)
+    reloaded = save_version(router, config, destination,
+                            lambda written: written.calibrator == calibrator and written.tau == tau,
+                            "calibrator or τ")
     return CalibrationResult(destination, reloaded, record, calibrator=calibrator)
+
+
+def parent_target_rate(router: Router) -> float | None:
+    """The target trigger rate `imad calibrate` chose the router's τ for (None: τ is fixed)."""
+    calibration = router.config.record.calibration
+    choice = None if calibration is None else calibration.choice
+    rate = choice.get("target_rate") if isinstance(choice, Mapping) else None
+    return float(rate) if isinstance(rate, (int, float)) and 0.0 < rate < 1.0 else None
+
+
+def retained_threshold(router: Router, calibrator: Calibrator, traffic: Traffic, *,
+                       allow_extreme: bool) -> tuple[float, str | None, dict[str, Any]]:
+    """τ of the recalibrated version by the checkpoint's rule, the new `threshold.method` (None:
+    τ kept), and the escalation record: the rate on `traffic` before (old p, old τ) and after."""
+    from imad.router.threshold import tau_for_trigger_rate
+
+    p_before = router.calibrator.apply(traffic.raw)
+    p_after = calibrator.apply(traffic.raw)
+    before = escalation_at(p_before, router.tau, traffic.unscored, traffic.kind)
+    target = parent_target_rate(router)
+    if target is None:
+        after = escalation_at(p_after, router.tau, traffic.unscored, traffic.kind)
+        refuse_extreme(after, p_after, allow=allow_extreme,
+                       why=f"; τ {router.tau:.6g} is the checkpoint's fixed τ, kept")
+        return router.tau, None, escalation_record(before, after, "kept: the checkpoint's τ is fixed "
+                                                   "(not chosen for a trigger rate)")
+    choice = tau_for_trigger_rate(p_after, traffic.labels, target, traffic.unscored)
+    refuse_tied_target(target, choice.achieved_rate, choice.tied_short, choice.questions, p_after,
+                       allow=allow_extreme)
+    after = escalation_at(p_after, choice.tau, traffic.unscored, traffic.kind)
+    rule = (f"re-chosen for the checkpoint's target trigger rate {target:.4g} on the recalibrated p "
+            f"of {traffic.questions} {traffic.kind}")
+    method = (f"{rule} by imad calibrate --recalibrate: escalates {after.escalated}/"
+              f"{after.questions} = {after.rate:.4g}; τ is the midpoint between neighbouring scores")
+    return choice.tau, method, escalation_record(before, after, rule)
+
+
+def escalation_record(before: EscalationRate, after: EscalationRate, rule: str) -> dict[str, Any]:
+    """What the new version does to its traffic, for its record and the command's report."""
+    return {"tau_rule": rule, "before": before.to_dict(), "after": after.to_dict()}

@@ -16,8 +16,11 @@ DEFAULT_ROUTER = "imad-router-v2"
 """The router `Router.load()` loads with no argument (trained on SmolLM2-135M-Instruct, feature
 schema v2)."""
 
-_PACKAGE_ROOT = Path(__file__).resolve().parents[1]
-_SHELVES = (_PACKAGE_ROOT / "_checkpoints", _PACKAGE_ROOT.parent / "checkpoints")
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+"""The imad package's own folder (site-packages/imad for a pip user): nothing is written there."""
+CHECKOUT_SHELF = PACKAGE_ROOT.parent / "checkpoints"
+"""The source checkout's shelf of shipped routers, where they are made."""
+_SHELVES = (PACKAGE_ROOT / "_checkpoints", CHECKOUT_SHELF)
 _MARKER = "config.json"
 
 

@@ -11,7 +11,8 @@ Unparsed answers always escalate, so they count as triggered and use up part of 
 the largest share of questions that does not exceed R: with the scores sorted,
 p_(1) ≤ … ≤ p_(n), escalating the k lowest (p < τ) means p_(k) < τ ≤ p_(k+1), and τ is the
 midpoint of that gap (ties can make a rate unreachable; then the next lower one is taken). The
-result is saved as a new checkpoint (`imad-router-v1` → `imad-router-v1.1`, or `--out`) whose
+result is saved as a new checkpoint (`imad.router.versions`: `my-router-v1` → `my-router-v1.1`,
+`imad-router-v2` → `./imad-router-v2-local.1`, or `--out`) whose
 config.json records τ, the method in words, and every number it was chosen from.
 """
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from imad.constraints import Constraints, Real, check_fields, check_value
 from imad.errors import ConfigError, DatasetError
+from imad.router.escalation import refuse_tied_target
 from imad.router.registry import resolve_checkpoint
 from imad.router.router import Router
 from imad.router.versions import (
@@ -95,6 +97,8 @@ class ThresholdChoice:
     unparsed: int
     kept_accuracy: float | None
     """Accuracy of the validation answers kept at τ (None when none is kept)."""
+    tied_short: int = 0
+    """Escalations the target allowed that tied scores took away (τ cannot split equal scores)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,16 @@ class ValidationSet:
     source: dict[str, Any]
     mean_call_tokens: float | None = None
     """Mean prompt + completion tokens of one self-critique call (None when not recorded)."""
+
+    @property
+    def traffic(self) -> str:
+        """What the answers are, in words: "logged decisions" or "validation answers"."""
+        return answers_in_words(self.source)
+
+
+def answers_in_words(source: dict[str, Any]) -> str:
+    """What a validation source's answers are, as a report names them."""
+    return "logged decisions" if source.get("kind") == "decision log" else "validation answers"
 
 
 def tau_for_trigger_rate(p: np.ndarray, labels: np.ndarray, rate: float,
@@ -122,7 +136,7 @@ def tau_for_trigger_rate(p: np.ndarray, labels: np.ndarray, rate: float,
         raise DatasetError(f"{unparsed} of {questions} validation answers are unparsed and always "
                            f"escalate ({unparsed / questions:.1%}), more than the target rate "
                            f"{rate:.1%}")
-    k = min(allowed, scores.size)
+    wanted = k = min(allowed, scores.size)
     while 0 < k < scores.size and scores[k - 1] == scores[k]:
         k -= 1  # ties: τ cannot split equal scores, take the next lower reachable count
     lower = scores[k - 1] if k > 0 else 0.0
@@ -136,7 +150,7 @@ def tau_for_trigger_rate(p: np.ndarray, labels: np.ndarray, rate: float,
     return ThresholdChoice(
         tau=tau, target_rate=rate, achieved_rate=escalated / questions, escalated=escalated,
         questions=questions, unparsed=unparsed,
-        kept_accuracy=float(kept_labels.mean()) if kept_labels.size else None,
+        kept_accuracy=float(kept_labels.mean()) if kept_labels.size else None, tied_short=wanted - k,
     )
 
 
@@ -163,9 +177,12 @@ def rate_for_token_budget(budget: float, single_tokens: float, debate_tokens: fl
 def calibrate_router(router_path: str | Path | None, validation: Callable[[Router], ValidationSet], *,
                      target_rate: float | None = None, token_budget: float | None = None,
                      debate_tokens: float | None = None, single_tokens: float | None = None,
-                     out: str | Path | None = None, overwrite: bool = False) -> CalibrationResult:
+                     out: str | Path | None = None, overwrite: bool = False,
+                     allow_extreme: bool = False) -> CalibrationResult:
     """Choose τ (by rate or budget) on `validation(router)`, save a new checkpoint version, and
-    reload it to check. `router_path` is a shipped name or a directory (None: the default)."""
+    reload it to check. `router_path` is a shipped name or a directory (None: the default).
+    A rate that tied scores miss by more than `TIE_SHORTFALL` is an `ExtremeRateError` unless
+    `allow_extreme` (`imad.router.escalation`)."""
     target = CalibrationTarget(target_rate, token_budget, debate_tokens, single_tokens)
     target_rate, token_budget = target.target_rate, target.token_budget
     debate_tokens, single_tokens = target.debate_tokens, target.single_tokens
@@ -184,6 +201,8 @@ def calibrate_router(router_path: str | Path | None, validation: Callable[[Route
                   "single_call_tokens_source": "given" if single_tokens is not None else
                   "mean of the corpus records", "debate_tokens": debate_tokens}
     choice = tau_for_trigger_rate(scores.p, scores.labels, float(target_rate), scores.unparsed)
+    refuse_tied_target(choice.target_rate, choice.achieved_rate, choice.tied_short,
+                       choice.questions, scores.p, allow=allow_extreme)
     method = describe_choice(choice, budget, scores.source)
     record = {"method": method, "choice": asdict(choice), "token_budget": budget,
               "validation": scores.source,
@@ -208,7 +227,7 @@ def describe_choice(choice: ThresholdChoice, budget: dict[str, Any] | None,
                 f"{budget['debate_tokens']:g} per debate)")
     reached = ("the largest share not above the target" if choice.achieved_rate <= choice.target_rate
                else "the smallest share reachable (the lowest scores are tied at 0)")
-    return (f"chosen by imad calibrate for a {why} on {choice.questions} validation answers "
+    return (f"chosen by imad calibrate for a {why} on {choice.questions} {answers_in_words(source)} "
             f"({source['kind']}, {choice.unparsed} unparsed): escalates {choice.escalated}/"
             f"{choice.questions} = {choice.achieved_rate:.4g}, {reached}; τ is the midpoint "
             "between neighbouring scores")

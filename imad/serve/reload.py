@@ -75,6 +75,8 @@ class ServingRouters:
         self._build_scorer = build_scorer
         self._build_interim = build_interim
         self.default_spec = default_spec
+        self.served_spec = default_spec
+        """The router in service, as its last successful reload named it (SIGHUP reloads it)."""
         self._budgets = budgets
         self._on_result = on_result or (lambda result: None)
         self._current = Generation(factory, build_scorer(factory.router), router_identity(factory.router))
@@ -131,6 +133,7 @@ class ServingRouters:
                           error=error.message, serving=old.name, serving_hash=old.hash)
                 raise
             self._swap(self._current, generation)
+            self.served_spec = spec
             if self._budgets is not None:
                 self._budgets.router = generation.factory.router
             if self._build_interim is not None:

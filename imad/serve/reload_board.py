@@ -1,7 +1,8 @@
 """How every process of one `imad serve` learns of a reload: SIGHUP, and the run's reload board.
 
-One process (`imad serve` without --workers): SIGHUP reloads the --router it started with, in a
-thread (`install_sighup`); `POST /v1/imad/admin/reload` reloads in a thread of its own.
+One process (`imad serve` without --workers): SIGHUP reloads the router in service (the last
+reload's, else --router) from its path, in a thread (`install_sighup`); `POST
+/v1/imad/admin/reload` reloads in a thread of its own.
 
 `--workers N`: uvicorn's supervisor answers SIGHUP by restarting every worker (uvicorn 0.55),
 which would lose the trigger budgets and go back to the start-up router, so `imad serve` runs it
@@ -153,12 +154,13 @@ def reload_every_worker(routers: ServingRouters, board: ReloadBoard | None, spec
 
 
 def install_sighup(routers: ServingRouters, board: ReloadBoard | None) -> None:
-    """SIGHUP reloads the start-up router in a thread (call from the main thread). A refusal
-    is one `router_reload_refused` log line; the router in service keeps serving."""
+    """SIGHUP reloads the router in service from its path — the last reload's, not the start-up
+    one — in a thread (call from the main thread). A refusal is one `router_reload_refused` log
+    line; the router in service keeps serving."""
 
     def reload_in_thread() -> None:
         with contextlib.suppress(ServeError):  # logged by `reload`
-            reload_here(routers, board, None, "SIGHUP")
+            reload_here(routers, board, routers.served_spec, "SIGHUP")
 
     signal.signal(signal.SIGHUP, lambda *_: threading.Thread(
         target=reload_in_thread, name="imad-reload-sighup", daemon=True).start())

@@ -132,17 +132,19 @@ def reloading_supervisor(config: uvicorn.Config, sock: socket.socket, board: Any
     """uvicorn's supervisor, but SIGHUP reloads the router instead of restarting the workers.
 
     uvicorn (0.55) answers SIGHUP with `restart_all`: new workers with the start-up router and
-    empty trigger budgets. Here SIGHUP writes a reload of `router` (--router) on the run's reload
-    board, which every worker follows (`imad.serve.reload_board`); SIGTERM and SIGINT are
-    uvicorn's."""
+    empty trigger budgets. Here SIGHUP writes a reload of the router in service (the board's
+    latest record, else `router`, the --router) on the run's reload board, which every worker
+    follows (`imad.serve.reload_board`); SIGTERM and SIGINT are uvicorn's."""
     from uvicorn.supervisors import Multiprocess
 
     from imad.serve.logs import log_event
 
     class ReloadingSupervisor(Multiprocess):
         def handle_hup(self) -> None:
-            generation = board.publish(router)
-            log_event("router_reload_requested", why="SIGHUP", router=router, generation=generation)
+            latest = board.read()  # the router in service: the last reload's, else --router
+            spec = router if latest is None or latest.get("router") is None else latest["router"]
+            generation = board.publish(spec)
+            log_event("router_reload_requested", why="SIGHUP", router=spec, generation=generation)
 
     return ReloadingSupervisor(config, sockets=[sock])
 

@@ -14,7 +14,13 @@ from imad.cli.main import main
 from imad.errors import ConfigError, DatasetError
 from imad.router import Router
 from imad.router.checkpoint import CONFIG_FILE, WEIGHTS_FILE
-from imad.router.threshold import next_version_path, rate_for_token_budget, tau_for_trigger_rate
+from imad.router.registry import PACKAGE_ROOT, resolve_checkpoint
+from imad.router.threshold import (
+    new_checkpoint_path,
+    next_version_path,
+    rate_for_token_budget,
+    tau_for_trigger_rate,
+)
 from training.calibrate import main as training_calibrate
 from training.datamodule import load_corpus
 from training.evaluation.training_rows import router_training_rows
@@ -93,12 +99,30 @@ def test_token_budget_arithmetic():
 
 
 def test_next_version_path(tmp_path):
-    assert next_version_path(tmp_path / "imad-router-v1").name == "imad-router-v1.1"
-    (tmp_path / "imad-router-v1.1").mkdir()
-    assert next_version_path(tmp_path / "imad-router-v1").name == "imad-router-v1.2"
-    assert next_version_path(tmp_path / "imad-router-v1.1").name == "imad-router-v1.2"
+    assert next_version_path(tmp_path / "my-router-v1").name == "my-router-v1.1"
+    (tmp_path / "my-router-v1.1").mkdir()
+    assert next_version_path(tmp_path / "my-router-v1").name == "my-router-v1.2"
+    assert next_version_path(tmp_path / "my-router-v1.1").name == "my-router-v1.2"
     assert next_version_path(tmp_path / "x-v2.3").name == "x-v2.4"
-    assert next_version_path(tmp_path / "my-router").name == "my-router-v1.1"
+    assert next_version_path(tmp_path / "other").name == "other-v1.1"
+
+
+def test_a_new_version_never_takes_a_shipped_name_nor_goes_into_the_package(tmp_path, monkeypatch):
+    """`imad-router-v2` → `imad-router-v2.1` named another shipped router, and the default --out
+    of a shipped router lay beside the installed checkpoint."""
+    assert next_version_path(tmp_path / "imad-router-v2").name == "imad-router-v2-local.1"
+    assert next_version_path(tmp_path / "imad-router-v1.1").name == "imad-router-v1.1-local.1"
+    (tmp_path / "imad-router-v2-local.1").mkdir()
+    assert next_version_path(tmp_path / "imad-router-v2").name == "imad-router-v2-local.2"
+    assert next_version_path(tmp_path / "imad-router-v2-local.1").name == "imad-router-v2-local.2"
+    monkeypatch.chdir(tmp_path)
+    assert new_checkpoint_path(resolve_checkpoint("imad-router-v2"), None, False) == \
+        tmp_path / "imad-router-v2-local.2"
+    with pytest.raises(ConfigError, match="inside the installed imad package"):
+        new_checkpoint_path(resolve_checkpoint("imad-router-v2"), PACKAGE_ROOT / "_checkpoints" / "x",
+                            False)
+    with pytest.raises(ConfigError, match="'imad-router-v2.1' is the name of a shipped router"):
+        new_checkpoint_path(resolve_checkpoint("imad-router-v2"), tmp_path / "imad-router-v2.1", False)
 
 
 def test_calibrate_on_the_validation_split(trained, workdir, capsys):
@@ -106,11 +130,11 @@ def test_calibrate_on_the_validation_split(trained, workdir, capsys):
     assert training_calibrate(["--router", str(trained), "--target-trigger-rate", "0.25",
                                "--feature-cache", str(workdir / "features")]) == 0
     printed = capsys.readouterr().out
-    new = trained.parent / "imad-router-v1.1"
+    new = trained.parent / "imad-router-v1-local.1"  # v1.1 is a shipped router's name
     router = Router.load(new)
     assert f"checkpoint: {new}" in printed and f"tau: {router.tau:.6g}" in printed
     config = json.loads((new / CONFIG_FILE).read_text())
-    assert config["name"] == "imad-router-v1.1" and config["threshold"]["tau"] == router.tau
+    assert config["name"] == "imad-router-v1-local.1" and config["threshold"]["tau"] == router.tau
     assert "target trigger rate 0.25" in router.tau_method
     assert "the router's validation split" in config["threshold"]["method"]
     calibration = config["calibration"]

@@ -30,7 +30,7 @@ def decision_row(index: int, *, rng: random.Random | None = None, model: str = "
         "question": f"question {index}?",
         "single_answer": "A" if index % 3 else "B", "debate_answer": "B" if shadow else None,
         "served": "single_agent" if (shadow or not would) else "debate", "shadow_debate": shadow,
-        "confidence": rng.random(),
+        "confidence_initial": rng.random(),
     }
 
 

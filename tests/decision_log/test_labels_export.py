@@ -124,7 +124,7 @@ def test_labelled_scores_use_single_answer_rows_in_the_time_range(tmp_path):
     assert (result.first_time, result.last_time) == (T0, T0 + 7 * 60)
     assert (result.skipped_debate_served, result.skipped_unscored) == (1, 1)
     assert "6 decisions of" in result.describe() and "(6 labelled, 3 correct)" in result.describe()
-    assert result.routers == ("imad-router-v2",)
+    assert [scorer.describe() for scorer in result.scorers] == ["imad-router-v2"]
     everything = labelled_scores(path, include_unlabelled=True)
     assert everything.rows == 8 and everything.labelled == 7  # row 9: scored, unlabelled
     with pytest.raises(DecisionLogError, match="6 usable, at least 50 needed"):

@@ -231,10 +231,10 @@ def test_a_non_finite_real_is_stored_as_null_and_exports(tmp_path, capsys):
     """p = inf was stored as inf, and `imad log export` failed on it with a traceback."""
     path = tmp_path / "log.db"
     with DecisionLog(path) as log:
-        log.record({**decision_row(0), "p": float("inf"), "confidence": float("-inf")})
+        log.record({**decision_row(0), "p": float("inf"), "confidence_initial": float("-inf")})
     assert main(["log", "export", "--log", str(path), "--format", "jsonl"]) == 0
     row = json.loads(capsys.readouterr().out)
-    assert row["p"] is None and row["confidence"] is None and row["raw"] == decision_row(0)["raw"]
+    assert row["p"] is None and row["confidence_initial"] is None and row["raw"] == decision_row(0)["raw"]
 
 
 @pytest.mark.parametrize(("column", "value"), [("features", "[" * 5000), ("reasons", "{not json"),

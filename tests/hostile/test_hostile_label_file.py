@@ -33,6 +33,9 @@ TABLE = [
     ("a misspelt key", '{"id": "chatcmpl-000000", "corect": true}\n', ["unknown key(s) 'corect'"]),
     ("debate_correct not a boolean", '{"id": "chatcmpl-000000", "correct": true, '
      '"debate_correct": "no"}\n', ["debate_correct must be true, false or absent"]),
+    ("format and unknown id at once", f'{{"id": "chatcmpl-404", "correct": true}}\n{GOOD}\n'
+     '{"id": "chatcmpl-000001", "correct": 1}\n', ["2 bad line(s)", "line 1: no decision with id "
+                                                    "'chatcmpl-404'", "line 3: correct must be"]),
     ("unknown id", f'{GOOD}\n{{"id": "chatcmpl-404", "correct": false}}\n',
      ["line 2: no decision with id 'chatcmpl-404' in the log"]),
     ("duplicate ids", f'{GOOD}\n{GOOD}\n',

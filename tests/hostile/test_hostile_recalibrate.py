@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from imad.cli.main import main
+from imad.router.registry import PACKAGE_ROOT
 from tests.conftest import ANSWERED_MEDQA_DIR
 
 MEDQA = Path(__file__).resolve().parents[2] / "corpus" / "smollm2-135m-instruct-q4_1" / "eval" / "medqa.jsonl"
@@ -63,6 +64,16 @@ CASES = [
                                       "base-rate"], 2, "base_rate needs at least 10"),
     ("method with underscore", lambda t: ["--corpus", str(MEDQA), "--recalibrate", "base_rate"], 2,
      "invalid choice"),
+    # a version that would escalate every answer is refused unless asked for, and the flag takes
+    # no value
+    ("escalates every answer", lambda t: ["--corpus", str(MEDQA), "--recalibrate"], 3,
+     "would escalate 200/200"),
+    ("allow flag with a value", lambda t: ["--corpus", str(MEDQA), "--allow-extreme-rate=yes"], 2,
+     "--allow-extreme-rate is a switch and takes no value"),
+    ("out inside the package", lambda t: ["--corpus", str(MEDQA), "--out-package"], 2,
+     "inside the installed imad package"),
+    ("out under a shipped name", lambda t: ["--corpus", str(MEDQA), "--out-shipped"], 2,
+     "'imad-router-v2.1' is the name of a shipped router"),
 ]
 
 
@@ -71,6 +82,10 @@ def test_bad_recalibration_is_one_error_line(tmp_path, capsys, name, arguments, 
     args = arguments(tmp_path)
     method = [] if "--recalibrate" in args else ["--recalibrate", "platt"]
     out = tmp_path / "out"
+    if "--out-package" in args or "--out-shipped" in args:  # the place is the case
+        out = (PACKAGE_ROOT / "_checkpoints" / "new" if "--out-package" in args
+               else tmp_path / "imad-router-v2.1")
+        args = [arg for arg in args if not arg.startswith("--out-")]
     try:
         code = main(["calibrate", *method, *args, "--out", str(out)])
     except SystemExit as exit_:  # argparse's own usage errors
@@ -188,5 +203,6 @@ def test_out_dot_names_the_new_router_after_its_folder(tmp_path, capsys, monkeyp
     work = tmp_path / "my-router"
     work.mkdir()
     monkeypatch.chdir(work)
-    assert main(["calibrate", "--recalibrate", "platt", "--corpus", str(corpus), "--out", "."]) == 0
+    assert main(["calibrate", "--recalibrate", "platt", "--corpus", str(corpus), "--out", ".",
+                 "--allow-extreme-rate"]) == 0
     assert json.loads((work / "config.json").read_text())["name"] == "my-router"

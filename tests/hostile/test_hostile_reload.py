@@ -169,3 +169,34 @@ def test_sighup_with_a_damaged_checkpoint_keeps_the_old_router(tmp_path):
             assert server.health()["router"]["hash"] == fixed != before
         finally:
             server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sighup_after_an_api_reload_reloads_the_router_in_service(tmp_path, workers):
+    """SIGHUP re-reads the router in service: after `POST …/reload {"router": B}` that is B, not
+    the start-up router (which it went back to silently)."""
+    from tests.support.serve_process import ServeProcess, upstream_stub, wait_for
+
+    first = make_router(seed=11).save(tmp_path / "first")
+    second = make_router(seed=12).save(tmp_path / "second")
+    wanted = router_identity(Router.load(second)).hash
+    flags = ("--no-scoring-process",) if workers == 1 else ("--no-scoring-process", "--workers", "2")
+    with upstream_stub() as upstream:
+        server = ServeProcess(first, upstream, tmp_path, *flags)
+        try:
+            server.wait_ready(workers)
+            answered = httpx.post(f"{server.url}/v1/imad/admin/reload", json={"router": str(second)},
+                                  timeout=180)
+            assert answered.status_code == 200, answered.text
+            reloaded = workers  # the POST's, in every worker
+            wait_for(lambda: len(server.events("router_reloaded")) == reloaded, "the POST's reloads")
+            os.kill(server.process.pid, signal.SIGHUP)
+            wait_for(lambda: len(server.events("router_reloaded")) == reloaded + workers,
+                     "every worker's reload after SIGHUP")
+            assert {event["router"] for event in server.events("router_reloaded")[reloaded:]} == \
+                {str(second)}
+            for _ in range(2 * workers):  # under --workers, whichever worker answers
+                assert server.post(1).json()["imad"]["router_hash"] == wanted
+        finally:
+            server.stop()

@@ -56,6 +56,20 @@ def test_an_unknown_model_lists_the_models_in_the_log(log, capsys):
     assert "no decision" in line and "'gpt-y'" in line and "'gpt-x', 'llama'" in line
 
 
+ROUTERS = [("", "scored by ''"), ("   ", "scored by ''"), ("abab", "scored by 'abab'"),
+           ("imad-router-v3", "'imad-router-v3'"), ("zzzzzzzz", "'zzzzzzzz'"),
+           ("ab" * 40, "'" + "ab" * 40 + "'"), ("imad-router-v2x", "'imad-router-v2x'")]
+"""`--router` values that select nothing: a name no row has, a hash prefix under 6 digits, or
+longer than the hash, not hex, blank. Each names what the log holds."""
+
+
+@pytest.mark.parametrize(("router", "named"), ROUTERS, ids=[repr(r)[:20] for r, _ in ROUTERS])
+def test_a_router_the_log_lacks_names_the_routers_it_holds(router, named, log, capsys):
+    line = failed(["report", "--log", str(log), "--router", router], 2, capsys)
+    assert "--router: no decision in the selection was scored by" in line and named in line
+    assert "imad-router-v2 (abababababab)" in line
+
+
 @pytest.mark.parametrize("kind", ["missing folder", "a folder", "a file as folder"])
 def test_export_to_an_unwritable_path(kind, log, tmp_path, capsys):
     if kind == "missing folder":

@@ -30,7 +30,8 @@ def test_platt_on_real_answers_is_saved_loaded_and_applied(tmp_path, medqa_score
     # slightly negative: saved, as asked for, and said in words (issue 35).
     with pytest.warns(DecreasingCalibratorWarning, match="--recalibrate: the platt calibrator's map "
                       "decreases"):
-        result = recalibrate_router(None, [str(MEDQA)], "platt", out=tmp_path / "v2-platt")
+        result = recalibrate_router(None, [str(MEDQA)], "platt", out=tmp_path / "v2-platt",
+                                    allow_extreme=True)
     labelled = [i for i, label in enumerate(medqa_scores.labels) if label is not None]
     expected = fit_calibrator(medqa_scores.raw[labelled], [medqa_scores.labels[i] for i in labelled],
                               "platt", sources=medqa_scores.files)
@@ -60,8 +61,12 @@ def test_shipped_checkpoints_load_with_the_identity_and_round_trip_unchanged(tmp
 def test_cli_recalibrate_prints_json_and_writes_a_version(tmp_path, capsys):
     out = tmp_path / "iso"
     assert main(["calibrate", "--recalibrate", "isotonic", "--corpus", str(MEDQA), "--out", str(out),
-                 "--json"]) == 0
+                 "--json", "--allow-extreme-rate"]) == 0
     printed = json.loads(capsys.readouterr().out)
+    after = printed["escalation"]["after"]
+    p = Router.load(out).calibrator.apply(read_answer_scores(Router.load(), [str(MEDQA)]).raw)
+    assert (after["tau"], after["questions"]) == (0.7, 200)
+    assert after["escalated"] == int((p < 0.7).sum()) + 1  # the unparsed answer escalates too
     assert printed["calibrator"]["kind"] == "isotonic" and printed["checkpoint"] == str(out)
     assert Router.load(out).calibrator.kind == "isotonic"
 
@@ -103,7 +108,7 @@ def test_cli_prior_shift_on_real_answers_shows_the_estimate_beside_the_truth(tmp
 def test_ask_with_a_recalibrated_router_and_the_embedded_model(tmp_path, capsys):
     out = tmp_path / "v2-temp"
     assert main(["calibrate", "--recalibrate", "temperature", "--corpus", str(MEDQA), "--out",
-                 str(out)]) == 0
+                 str(out), "--allow-extreme-rate"]) == 0
     capsys.readouterr()
     status = main(["ask", "Is the sky blue on a clear day?", "--task-type", "yes_no_maybe",
                    "--router", str(out), "--backend", "cot", "--json"])
@@ -118,8 +123,16 @@ def test_ask_with_a_recalibrated_router_and_the_embedded_model(tmp_path, capsys)
 def test_cli_recalibrate_without_a_method_is_auto_and_the_card_says_why(tmp_path, capsys):
     """MedQA's scores carry no signal for this router: auto keeps the labels' base rate."""
     out = tmp_path / "auto"
-    assert main(["calibrate", "--recalibrate", "--corpus", str(MEDQA), "--out", str(out)]) == 0
+    # every p is the base rate, below τ 0.7: the version would debate every answer, so it is
+    # refused with what to do, and written only when asked for
+    assert main(["calibrate", "--recalibrate", "--corpus", str(MEDQA), "--out", str(out)]) == 3
+    refused = capsys.readouterr().err
+    assert "the new version would escalate 200/200 (100.0%) of the corpus answers at tau 0.7" in refused
+    assert "every p is 0.2775" in refused and "--allow-extreme-rate" in refused and not out.exists()
+    assert main(["calibrate", "--recalibrate", "--corpus", str(MEDQA), "--out", str(out),
+                 "--allow-extreme-rate"]) == 0
     printed = capsys.readouterr()
+    assert "escalation rate on the 200 corpus answers: 1.0000 (200 escalated at tau 0.7)" in printed.out
     assert "calibrator: base_rate fitted on 199 labelled answers, 55 right" in printed.out
     assert "chosen by auto:" in printed.out and "warning" not in printed.err
     calibrator = Router.load(out).calibrator
@@ -130,7 +143,7 @@ def test_cli_recalibrate_without_a_method_is_auto_and_the_card_says_why(tmp_path
 
 def test_cli_says_in_words_when_a_fitted_map_decreases(tmp_path, capsys):
     assert main(["calibrate", "--recalibrate", "platt", "--corpus", str(MEDQA), "--out",
-                 str(tmp_path / "platt")]) == 0
+                 str(tmp_path / "platt"), "--allow-extreme-rate"]) == 0
     err = capsys.readouterr().err.splitlines()
     said = [line for line in err if line.startswith("warning: ")]
     assert len(said) == 1 and "map decreases" in said[0] and "ranks answers backwards" in said[0]

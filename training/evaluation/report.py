@@ -36,7 +36,7 @@ _COLUMNS = (
 _SUMMARY_TITLES = dict(_COLUMNS)
 SCORER_TITLES = {
     "router": "router",
-    "confidence_initial": "raw confidence (DOWN-style)",
+    "confidence_initial": "verbal confidence (confidence_initial, DOWN-style)",
     "logistic_regression": "logistic regression",
     "random": "random (reference)",
     "oracle": "oracle (reference)",
@@ -154,7 +154,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         f"- Answers: `{llm['model_id']}`, prompt `{llm['prompt_version']}`, confidence source "
         f"`{llm['confidence_source']}`; cached under `{document['corpus_dir']}`.",
         f"- Questions per dataset: {document['sample']}.",
-        "- Baselines, on the same answers: raw confidence = the model's own "
+        "- Baselines, on the same answers: verbal confidence = the model's own "
         "`confidence_initial` as p (nothing fitted); logistic regression = "
         f"{logistic['description']}, fitted on {logistic['fitted_on_text']}. References, "
         f"through the same metric code: random = a uniform p (seed {RANDOM_SEED}), no signal; "
