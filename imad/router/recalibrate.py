@@ -23,24 +23,19 @@ import numpy as np
 from imad.constraints import Options, check_value
 from imad.errors import DatasetError
 from imad.router.calibration_set import AnswerScores, read_answer_scores
-from imad.router.calibrators import fit_calibrator
+from imad.router.calibrators import RECALIBRATION_METHODS, fit_calibrator
 from imad.router.registry import resolve_checkpoint
 from imad.router.router import Router
 from imad.router.versions import CalibrationResult, new_checkpoint_path, save_version
-from imad.routing_options import RECALIBRATION_METHODS
 
 PRIOR_SHIFT_PLAUSIBLE = (0.01, 0.99)
 """A prior-shift estimate outside this range is refused: EM ran to a bound instead of converging."""
 
 
-RecalibrationResult = CalibrationResult
-"""A recalibrated version is a calibration result with its `calibrator` (`imad.router.versions`)."""
-
-
 def recalibrate_router(router_path: str | Path | None, corpus: list[str], method: str = "auto", *,
                        out: str | Path | None = None, overwrite: bool = False,
                        read_answers: Callable[[Router], AnswerScores] | None = None
-                       ) -> RecalibrationResult:
+                       ) -> CalibrationResult:
     """Fit `method` on the router's raw scores of the answers in `corpus` (or those
     `read_answers(router)` gives: a decision log's, `answer_scores_from_log`), save a new
     version. A fitted map that decreases is saved (the labels chose it) with a

@@ -51,6 +51,13 @@ DEFAULT_METHOD = "auto"
 CALIBRATION_METHODS = (*SELECTORS, *CALIBRATORS)
 LABELLED_METHODS = tuple(name for name, kind in CALIBRATORS.items() if kind.labelled
                          and name != "identity")
+RECALIBRATION_METHODS = tuple(name.replace("_", "-") for name in CALIBRATION_METHODS
+                              if name != IdentityCalibrator.kind)
+"""`imad calibrate --recalibrate`'s choices, hyphenated as the CLI spells them (`base-rate`): every
+method but the identity, which is the router as it is."""
+UNLABELLED_METHODS = tuple(name.replace("_", "-") for name, kind in CALIBRATORS.items()
+                           if not kind.labelled and name != IdentityCalibrator.kind)
+"""The `--recalibrate` choices fitted on unlabelled answers (`prior-shift`)."""
 
 
 def calibrator_from_dict(data: Any) -> Calibrator:
@@ -115,6 +122,7 @@ def fit_calibrator(scores: Sequence[float] | np.ndarray, labels: Sequence[int] |
 
 __all__ = [
     "CALIBRATION_METHODS", "CALIBRATORS", "DEFAULT_METHOD", "IDENTITY", "LABELLED_METHODS",
+    "RECALIBRATION_METHODS", "UNLABELLED_METHODS",
     "BaseRateCalibrator", "CalibrationRecord",
     "Calibrator", "DecreasingCalibratorWarning", "IdentityCalibrator", "IsotonicCalibrator",
     "PlattCalibrator", "PriorShiftCalibrator", "TemperatureCalibrator", "calibrator_from_dict",
