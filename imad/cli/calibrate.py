@@ -29,7 +29,7 @@ from imad.commandline.calibration import SPLIT_HINT, report, target_from_args
 from imad.commandline.calibration import add_arguments as add_calibration_arguments
 from imad.errors import ConfigError
 
-__all__ = ["SPLIT_HINT", "add_arguments", "recalibrate", "report", "run", "target_from_args"]
+__all__ = ["add_arguments", "recalibrate", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -117,7 +117,7 @@ def recalibrate(args: argparse.Namespace) -> int:
                   f"{record['true_accuracy']:.4f}")
         print(f"estimated accuracy (prior shift, no labels): {record['estimated_accuracy']:.4f}; "
               f"{beside}")
-    print(f"tau: {result.router.tau:.6g} (unchanged; compared with the calibrated p)")
+    print(f"tau: {result.router.config.threshold.tau:.6g} (unchanged; compared with the calibrated p)")
     print(f"checkpoint: {result.checkpoint}")
     return 0
 
