@@ -180,7 +180,7 @@ def calibrate_router(router_path: str | Path | None, validation: Callable[[Route
     if metrics is not None:  # they stay as measured, at the threshold of that time
         sections["metrics"] = metrics.measured_at(router.config.threshold.tau)
     reloaded = save_version(router, router.config.with_threshold(choice.tau, method).with_record(
-        **sections), destination, lambda written: written.tau == choice.tau, "τ")
+        **sections), destination, lambda written: written.config.threshold.tau == choice.tau, "τ")
     return CalibrationResult(destination, reloaded, record, choice=choice)
 
 
