@@ -11,7 +11,8 @@ holds the numerics; this module fits one by name and reads one back from a check
 
 A new calibrator is one class in `kinds` (`@register`, `kind`, its `parameter(row)` fields,
 `apply`, `fit`) plus its tests: `fit_calibrator`, `calibrator_from_dict`, the constraints row,
-the checkpoint section and the model card's parameter line follow from the class.
+the checkpoint section, the model card's parameter line and `imad calibrate --recalibrate`'s
+choices (`RECALIBRATION_METHODS`) follow from the class. This package imports no torch.
 """
 
 from __future__ import annotations
