@@ -34,10 +34,12 @@ start = time.perf_counter()
 import imad
 imported = time.perf_counter()
 from imad.critique.schema import CritiqueResponse
+from imad.decide import checkpoint_policy
 record = json.loads(open(sys.argv[1], encoding="utf-8").readline())
 router = imad.Router.load()
 loaded = time.perf_counter()
-router.decide(record["question"]["text"], CritiqueResponse.from_dict(record["parsed"]))
+response = CritiqueResponse.from_dict(record["parsed"])
+checkpoint_policy(router.config).decide(router.score(record["question"]["text"], response))
 decided = time.perf_counter()
 print(json.dumps({"import": imported - start, "load": loaded - imported, "decide": decided - loaded}))
 """

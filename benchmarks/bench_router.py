@@ -3,7 +3,7 @@
     python benchmarks/bench_router.py                             # the shipped checkpoint
     python benchmarks/bench_router.py --checkpoint checkpoints/my-router --corpus corpus/my-model
 
-Latency: one `Router.decide` (feature extraction included: spaCy + the MLP + the per-feature
+Latency: one scored and decided answer (feature extraction included: spaCy + the MLP + the per-feature
 cues), a batch of 64 rows through `predict_proba` (features excluded), one row alone, and
 `scored_rows` (p, u, every cue's effect and the OOD score: what the server's scoring processes
 compute) of a batch of 4, the size of a serving batch at 32 clients.
@@ -25,6 +25,7 @@ import torch
 
 from imad.corpus_records import read_records
 from imad.critique.schema import CritiqueResponse
+from imad.decide import checkpoint_policy
 from imad.router import DEFAULT_CHECKPOINT, Router
 from training.config import DEFAULT_CORPUS
 from training.datamodule import CorpusDataModule, corpus_files, load_corpus
@@ -60,12 +61,13 @@ def main() -> None:
     record = next(r for f in corpus_files(corpus) for r in read_records(f) if r.parsed)
     question, response = record.question["text"], CritiqueResponse.from_dict(record.parsed)
 
-    router.decide(question, response)  # warm-up: loads spaCy and the lexicons
+    policy = checkpoint_policy(router.config)
+    policy.decide(router.score(question, response))  # warm-up: loads spaCy and the lexicons
     table = load_corpus(corpus, feature_cache=recorded.feature_cache,
                         schema_version=router.feature_schema_version)
     batch = table.features[:64]
     one = table.features[:1]
-    decide_ms = timed(lambda: router.decide(question, response), args.repeats)
+    decide_ms = timed(lambda: policy.decide(router.score(question, response)), args.repeats)
     batch_ms = timed(lambda: router.predict_proba(batch), args.repeats * 4)
     single_ms = timed(lambda: router.predict_proba(one), args.repeats * 4)
     served = table.features[:4]  # a serving batch (32 clients on 2 cores, bench_serve.py)
@@ -93,7 +95,7 @@ def main() -> None:
                                  datamodule.scaler_scale, datamodule.confidence_column),
     }
     metrics = {
-        "validation": {name: score_report(validation_y, p, tau=router.tau)
+        "validation": {name: score_report(validation_y, p, tau=router.config.threshold.tau)
                        for name, p in scores.items()},
         "selection": "recomputed on the checkpoint's split",
     }

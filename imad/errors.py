@@ -7,10 +7,14 @@ fails half-way: the caller can log it, retry, or escalate.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from imad.llm.types import ChatResponse
+
+class TruncatedText(Protocol):
+    """What `TruncatedResponseError` reads of the chat response it carries (a `ChatResponse`)."""
+
+    model: str
+    completion_tokens: int
 
 
 class ImadError(Exception):
@@ -115,7 +119,7 @@ class TruncatedResponseError(LLMError):
     The partial response is kept in `response`: it is reported, never repaired silently.
     """
 
-    def __init__(self, response: ChatResponse) -> None:
+    def __init__(self, response: TruncatedText) -> None:
         super().__init__(
             f"model {response.model!r} hit the token limit after {response.completion_tokens} "
             "completion tokens; raise max_tokens or shorten the prompt",

@@ -1,7 +1,7 @@
 """The choices and defaults of routing under drift (issue 16), importable without torch.
 
 `imad serve`'s settings and every CLI's `--help` need them before any model is loaded, and the
-`imad.router` package imports torch, so they live here; `imad.router`, `imad.decide` and
+router's network and config import torch, so they live here; `imad.router`, `imad.decide` and
 `imad.pipeline` use these same values. τ's one range rule (`Tau`, `check_tau`) lives here too:
 a checkpoint's config (`imad.router.config`) and every policy (`imad.decide`) check τ with it,
 and the config imports nothing from the policy side.
@@ -28,11 +28,6 @@ DEFAULT_WARM_UP = 50
 TRIGGER_RATE = Real(0.0, 1.0, closed="neither")
 """A target trigger rate's row: the share of answers escalated, strictly between 0 and 1 (a trigger
 budget's `target_rate`, `imad calibrate --target-trigger-rate`)."""
-
-RECALIBRATION_METHODS = ("auto", "platt", "isotonic", "temperature", "base-rate", "prior-shift")
-"""`imad calibrate --recalibrate` choices: `auto` (the default: the base rate unless Platt or
-isotonic beats it beyond chance), four kinds fitted on labelled answers, prior-shift label-free."""
-
 
 @dataclass(frozen=True)
 class Tau(Real):

@@ -25,10 +25,12 @@ _RUN = """
 import importlib, json, sys
 import imad
 from imad.critique.schema import CritiqueResponse
+from imad.decide import checkpoint_policy
 
 record = json.loads(open(sys.argv[1], encoding="utf-8").readline())
 router = imad.Router.load()
-decision = router.decide(record["question"]["text"], CritiqueResponse.from_dict(record["parsed"]))
+score = router.score(record["question"]["text"], CritiqueResponse.from_dict(record["parsed"]))
+decision = checkpoint_policy(router.config).decide(score)
 for module in ("imad.cli.main", "imad.cli.ask", "imad.cli.critique", "imad.cli.serve",
                "imad.cli.calibrate", "imad.router.threshold", "imad.router.calibration_set",
                "imad.corpus_records", "imad.router.training_record",
@@ -100,7 +102,7 @@ def test_the_decision_package_and_the_router_config_do_not_import_each_other():
               for path in sorted((ROOT / "imad" / "decide").glob("*.py"))}
     assert {path: names for path, names in decide.items() if names} == {}
     config = runtime_imports(ROOT / "imad" / "router" / "config.py")
-    assert sorted(m for m in config if m.startswith(("imad.decide", "imad.policy"))) == []
+    assert sorted(m for m in config if m.startswith("imad.decide")) == []
 
 
 def test_certifying_and_checking_a_certificate_import_no_torch():
@@ -115,3 +117,28 @@ def test_certifying_and_checking_a_certificate_import_no_torch():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             cwd=ROOT)
     assert loaded.stdout.strip() == "False []"
+
+
+def test_calibrate_help_and_the_calibrator_registry_load_no_torch():
+    """`imad calibrate --help` lists the calibrator registry's methods, and neither the help nor
+    `imad.router`'s torch-free names (the registry, the shipped routers' names) load torch; the
+    router itself still loads it on first use."""
+    code = ("import contextlib, io, json, sys\n"
+            "from imad.cli.main import main\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+            "    main(['calibrate', '--help'])\n"
+            "import imad.router, imad.router.calibrators\n"
+            "names = imad.router.available_routers()\n"
+            "before = 'torch' in sys.modules\n"
+            "imad.router.Router\n"
+            "print(json.dumps({'help': out.getvalue(), 'torch_before': before, "
+            "'torch_after': 'torch' in sys.modules, 'names': names}))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            cwd=ROOT)
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert (report["torch_before"], report["torch_after"]) == (False, True)
+    assert "imad-router-v2" in report["names"]
+    assert ("auto, temperature, platt, isotonic, base-rate, prior-shift (auto, the default"
+            in " ".join(report["help"].split()))
+    assert "prior-shift needs no labels" in " ".join(report["help"].split())

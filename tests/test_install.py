@@ -33,7 +33,7 @@ record = json.loads(open(sys.argv[1], encoding="utf-8").readline())
 response = CritiqueResponse.from_dict(record["parsed"])
 result = {"file": imad.__file__, "version": imad.__version__, "names": imad.available_routers()}
 for name in result["names"]:
-    result[name] = imad.Router.load(name).decide(record["question"]["text"], response).p.hex()
+    result[name] = imad.Router.load(name).score(record["question"]["text"], response).p.hex()
 print(json.dumps(result))
 """
 
@@ -79,7 +79,7 @@ def test_installed_wheel_scores_like_the_source_tree(wheel, tmp_path):
     record = json.loads(RECORDED.read_text(encoding="utf-8").splitlines()[0])
     response = CritiqueResponse.from_dict(record["parsed"])
     for name in installed["names"]:
-        p = imad.Router.load(name).decide(record["question"]["text"], response).p
+        p = imad.Router.load(name).score(record["question"]["text"], response).p
         assert installed[name] == p.hex()
 
 

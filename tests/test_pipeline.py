@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from imad.decide import new_budget
+from imad.decide import checkpoint_policy, new_budget
 from imad.decide.budget import TriggerBudget
 from imad.decide.policy import FixedThreshold, Policy
 from imad.errors import ConfigError, LLMServerError
@@ -153,7 +153,7 @@ def test_budget_decides_with_its_tau_after_warm_up_and_counts_unparsed():
         return scripted(request)
 
     router = make_router()
-    budget = new_budget(0.5, 8, router.default_policy().rule)
+    budget = new_budget(0.5, 8, checkpoint_policy(router.config).rule)
     pipeline = Pipeline(router, ScriptedChat(sometimes_garbage), "svrmad",
                         backend_options={"n_agents": 3, "consensus_agree": 3}, policy=budget)
     questions = [Question(f"Which drug is an opioid? #{i}", TaskType.MULTIPLE_CHOICE, MCQ.choices,
@@ -196,7 +196,7 @@ def test_the_router_is_shared_not_copied_and_a_budget_is_the_rule():
     assert [type(p.policy.rule).__name__ for p in pipelines] == ["FixedThreshold", "FixedThreshold",
                                                                 "TriggerBudget", "TriggerBudget"]
     assert pipelines[0].policy.rule == FixedThreshold(0.7, source="checkpoint",
-                                                       method=router.tau_method)
+                                                       method=router.config.threshold.method)
     assert pipelines[2].policy.rule is budget and pipelines[3].policy.rule is budget
 
 

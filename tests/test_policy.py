@@ -133,7 +133,7 @@ def test_tau_source_is_set_once_where_tau_is_chosen():
     router = make_router(tau=0.7)
     config = router.config
     assert chosen_threshold(config, None) == checkpoint_threshold(config) == FixedThreshold(
-        0.7, source="checkpoint", method=router.tau_method)
+        0.7, source="checkpoint", method=router.config.threshold.method)
     assert chosen_threshold(config, 0.25) == FixedThreshold(0.25, method="set for this request (--tau)")
     assert choose_policy(config, tau=0.25).decide(scored(0.3)).tau_source == "request"
     assert choose_policy(config).decide(scored(0.3)).tau_source == "checkpoint"
@@ -153,13 +153,12 @@ def test_as_policy_takes_a_policy_a_rule_or_none():
     assert isinstance(TriggerBudget(0.2), ThresholdRule) and isinstance(FixedThreshold(0.1), ThresholdRule)
 
 
-def test_the_real_router_and_the_policy_decide_as_the_convenience():
+def test_the_real_router_scores_and_the_checkpoint_policy_decides():
     router = make_router(seed=3, tau=0.5)
     response = CritiqueResponse(initial_answer="yes", initial_reasoning="It is likely.",
                                 critique="It could be no.", alternative_answer="no",
                                 final_answer="yes", confidence_initial=0.8, confidence_critique=0.3)
     score = router.score("Is it?", response)
-    assert checkpoint_policy(router.config).decide(score) == router.decide("Is it?", response)
-    assert router.default_policy().rule == checkpoint_policy(router.config).rule
-    own = Policy(FixedThreshold(1.0))
-    assert router.decide("Is it?", response, own).escalate and own.decide(score).tau == 1.0
+    decision = checkpoint_policy(router.config).decide(score)
+    assert (decision.tau, decision.tau_source, decision.escalate) == (0.5, "checkpoint", score.p < 0.5)
+    assert Policy(FixedThreshold(1.0)).decide(score).escalate

@@ -84,7 +84,7 @@ def test_recipe_a_openai_sdk_against_the_routing_server():
     decision = re.fullmatch(r"p=(\S+) tau=(\S+) escalated=(True|False) \((\w+)\)", printed[1])
     assert decision, printed
     p, tau = float(decision.group(1)), float(decision.group(2))
-    assert 0.0 <= p <= 1.0 and tau == Router.load("imad-router-v1.1").tau
+    assert 0.0 <= p <= 1.0 and tau == Router.load("imad-router-v1.1").config.threshold.tau
     assert decision.group(3) == str(p < tau)
 
 
@@ -101,7 +101,7 @@ def recorded_text() -> str:
 def test_recipe_b_python_with_your_own_client(always_escalate):
     code = recipe("python")
     if always_escalate:
-        code = code.replace("policy = router.default_policy()",
+        code = code.replace("policy = checkpoint_policy(router.config)",
                             "policy = __import__('imad').Policy(__import__('imad').FixedThreshold(1.0))")
     prompts: list[list[dict[str, str]]] = []
     debate_model = ScriptedChat(lambda request: scripted_answer(request, "maybe"))
@@ -188,7 +188,7 @@ def test_recipe_c_a_router_for_your_own_model(tmp_path):
     corpus = sorted(p.name for p in (tmp_path / "corpus" / "my-model").glob("*.jsonl"))
     assert corpus == ["gqa.jsonl", "pubmedqa.jsonl"]
     router = Router.load(tmp_path / "checkpoints" / "my-router-v1.1")
-    assert router.name == "my-router-v1.1" and "target trigger rate 0.2" in router.tau_method
+    assert router.name == "my-router-v1.1" and "target trigger rate 0.2" in router.config.threshold.method
     assert router.metadata["data"]["model_ids"] == ["my-model"]
     assert "checkpoint: checkpoints/my-router-v1.1" in result.stdout
 

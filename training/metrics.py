@@ -1,9 +1,10 @@
-"""Calibration and ranking metrics of a probability score.
+"""Training's registry of score metrics, over the one metrics core (`imad.metrics`).
 
-ECE uses 15 equal-width bins with the edges of scikit-learn's `calibration_curve`
-(right-closed (a, b], the first bin [0, b]), so the per-bin numbers here equal sklearn's.
-Adaptive ECE uses equal-mass bins. AUROC is sklearn's; it is NaN when only one class is present.
-Training, evaluation and the benchmarks all call these functions.
+AUROC, ECE (15 equal-width bins with the edges of scikit-learn's `calibration_curve`, so the
+per-bin numbers equal sklearn's), Brier and the bins are `imad.metrics`'s; this module adds the
+input check training wants (finite p in [0, 1], one per label: `ValueError`), NaN where the core
+says None (one class, no rows), and adaptive ECE over equal-mass bins. Training, evaluation and
+the benchmarks all call these functions.
 
 `METRICS` registers each score metric by name with its report title: `score_report`, the
 evaluation's tables and means, the recalibration study and `training.fit`'s summary all read it,
@@ -17,9 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
 
-N_BINS = 15
+from imad import metrics as core
+from imad.metrics import N_BINS, CalibrationBins
+
+__all__ = ["METRICS", "N_BINS", "CalibrationBins", "Metric", "adaptive_calibration_error", "auroc",
+           "bin_indices", "brier_score", "calibration_bins", "expected_calibration_error", "metric",
+           "score_report"]
 
 Score = Callable[[np.ndarray, np.ndarray], float]
 
@@ -48,17 +53,6 @@ def metric(name: str, title: str) -> Callable[[Score], Score]:
     return register
 
 
-@dataclass(frozen=True)
-class CalibrationBins:
-    """Non-empty bins of a reliability diagram, in ascending order of p."""
-
-    counts: np.ndarray
-    mean_label: np.ndarray
-    """Fraction of positives per bin (sklearn's `prob_true`)."""
-    mean_probability: np.ndarray
-    """Mean predicted p per bin (sklearn's `prob_pred`)."""
-
-
 def _as_arrays(labels: np.ndarray, probabilities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     y = np.asarray(labels, dtype=np.float64).reshape(-1)
     p = np.asarray(probabilities, dtype=np.float64).reshape(-1)
@@ -71,33 +65,18 @@ def _as_arrays(labels: np.ndarray, probabilities: np.ndarray) -> tuple[np.ndarra
 
 def bin_indices(probabilities: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
     """Equal-width bin of each probability, as `calibration_curve(strategy="uniform")` assigns."""
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    return np.searchsorted(edges[1:-1], np.asarray(probabilities, dtype=np.float64))
+    return core.bin_index(probabilities, n_bins)
 
 
 def calibration_bins(
     labels: np.ndarray, probabilities: np.ndarray, n_bins: int = N_BINS
 ) -> CalibrationBins:
     """Per-bin counts, accuracy and mean confidence over equal-width bins (empty bins dropped)."""
-    y, p = _as_arrays(labels, probabilities)
-    ids = bin_indices(p, n_bins)
-    counts = np.bincount(ids, minlength=n_bins)
-    sum_y = np.bincount(ids, weights=y, minlength=n_bins)
-    sum_p = np.bincount(ids, weights=p, minlength=n_bins)
-    keep = counts > 0
-    return CalibrationBins(
-        counts=counts[keep],
-        mean_label=sum_y[keep] / counts[keep],
-        mean_probability=sum_p[keep] / counts[keep],
-    )
+    return core.calibration_bins(*_as_arrays(labels, probabilities), n_bins)
 
 
-def _ece_from_bins(bins: CalibrationBins) -> float:
-    total = bins.counts.sum()
-    if total == 0:
-        return math.nan
-    gaps = np.abs(bins.mean_label - bins.mean_probability)
-    return float(np.sum(bins.counts / total * gaps))
+def _nan_if_none(value: float | None) -> float:
+    return math.nan if value is None else value
 
 
 @metric("ece", "ECE")
@@ -105,7 +84,7 @@ def expected_calibration_error(
     labels: np.ndarray, probabilities: np.ndarray, n_bins: int = N_BINS
 ) -> float:
     """ECE = Σ_b |B_b|/N · |mean(y in b) − mean(p in b)| over `n_bins` equal-width bins."""
-    return _ece_from_bins(calibration_bins(labels, probabilities, n_bins))
+    return _nan_if_none(core.ece(*_as_arrays(labels, probabilities), n_bins))
 
 
 @metric("adaptive_ece", "adaptive ECE")
@@ -120,26 +99,23 @@ def adaptive_calibration_error(
     parts = [part for part in np.array_split(order, min(n_bins, p.size)) if part.size]
     bins = CalibrationBins(
         counts=np.array([part.size for part in parts]),
-        mean_label=np.array([y[part].mean() for part in parts]),
+        accuracy=np.array([y[part].mean() for part in parts]),
         mean_probability=np.array([p[part].mean() for part in parts]),
     )
-    return _ece_from_bins(bins)
+    return _nan_if_none(core.ece_of_bins(bins))
 
 
 @metric("brier", "Brier")
 def brier_score(labels: np.ndarray, probabilities: np.ndarray) -> float:
     """Mean squared error of p against the 0/1 label."""
-    y, p = _as_arrays(labels, probabilities)
-    return float(np.mean((p - y) ** 2)) if p.size else math.nan
+    return _nan_if_none(core.brier(*_as_arrays(labels, probabilities)))
 
 
 @metric("auroc", "AUROC")
 def auroc(labels: np.ndarray, probabilities: np.ndarray) -> float:
-    """Area under the ROC curve; NaN when the labels hold a single class."""
-    y, p = _as_arrays(labels, probabilities)
-    if np.unique(y).size < 2:
-        return math.nan
-    return float(roc_auc_score(y, p))
+    """Area under the ROC curve (equal to scikit-learn's `roc_auc_score`); NaN when the labels
+    hold a single class."""
+    return _nan_if_none(core.auroc(*_as_arrays(labels, probabilities)))
 
 
 def score_report(

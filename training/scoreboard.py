@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from imad.errors import DatasetError
-from imad.router.calibrators.selection import average_ranks
+from imad.metrics import auroc
 from training.metrics import METRICS
 
 RESAMPLES = 1000
@@ -38,7 +38,7 @@ def auroc_interval(labels: np.ndarray, p: np.ndarray, *, resamples: int = RESAMP
     row: dict[str, Any] = {"n": int(y.size), "positive_rate": float(y.mean()) if y.size else math.nan,
                            "auroc": METRICS["auroc"].compute(y, p), "low": math.nan, "high": math.nan}
     if not math.isnan(row["auroc"]):
-        row["low"], row["high"] = _bootstrap(y, p, _rank_auroc, resamples=resamples, seed=seed,
+        row["low"], row["high"] = _bootstrap(y, p, auroc, resamples=resamples, seed=seed,
                                              both_classes=True)
     return row
 
@@ -67,14 +67,6 @@ def _bootstrap(y: np.ndarray, p: np.ndarray, statistic: Callable[[np.ndarray, np
     tail = (1 - LEVEL) / 2 * 100
     low, high = np.percentile(values, [tail, 100 - tail])
     return float(low), float(high)
-
-
-def _rank_auroc(y: np.ndarray, p: np.ndarray) -> float:
-    """AUROC as the Mann–Whitney U over average ranks: sklearn's value, without its overhead
-    (a thousand resamples per group)."""
-    ranks, _ = average_ranks(p)
-    right = y.sum()
-    return float((ranks[y == 1].sum() - right * (right + 1) / 2) / (right * (y.size - right)))
 
 
 def scoreboard(labels: np.ndarray, scores: dict[str, np.ndarray], groups: dict[str, Sequence[str]],

@@ -36,7 +36,7 @@ from imad.commandline.calibration import add_arguments as add_calibration_argume
 from imad.decision_log.replica import REPLICA_HELP
 from imad.errors import ConfigError
 
-__all__ = ["SPLIT_HINT", "add_arguments", "recalibrate", "report", "run", "target_from_args"]
+__all__ = ["add_arguments", "recalibrate", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from imad.commandline.entry import print_json
-from imad.routing_options import RECALIBRATION_METHODS
+from imad.router.calibrators import RECALIBRATION_METHODS, UNLABELLED_METHODS
 
 if TYPE_CHECKING:
     from imad.router.threshold import CalibrationResult
@@ -31,10 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser, *, corpus_required: bool = Tr
                                  "on labelled answers, with confidence (--confidence)")
     target.add_argument("--recalibrate", metavar="METHOD", nargs="?", const="auto",
                         choices=RECALIBRATION_METHODS,
-                        help="fit p's calibrator instead of τ on labelled answers: auto (the "
-                             "default with no METHOD: the labels' base rate unless Platt or isotonic "
-                             "beats it beyond chance), platt, isotonic, temperature, base-rate; or "
-                             "prior-shift on unlabelled ones")
+                        help=f"fit p's calibrator instead of τ on your answers: "
+                             f"{', '.join(RECALIBRATION_METHODS)} (auto, the default with no "
+                             "METHOD: the labels' base rate unless Platt or isotonic beats it "
+                             f"beyond chance; {', '.join(UNLABELLED_METHODS)} needs no labels)")
     target.add_argument("--target-trigger-rate", dest="target_rate", metavar="R",
                         help="share of questions to escalate to a debate, in (0, 1)")
     target.add_argument("--token-budget", metavar="B",

@@ -1,6 +1,6 @@
 """A multiset of floats with add, remove and the k-th smallest in O(log n) (amortised).
 
-`imad.router.budget.TriggerBudget` keeps its window of router scores here: τ is an order
+`imad.decide.budget.TriggerBudget` keeps its window of router scores here: τ is an order
 statistic of the window, and an update moves τ's rank by about one, so two heaps split at that
 rank make each update and each τ O(log window) where a sorted list costs O(window).
 """

@@ -11,11 +11,6 @@ from imad.decision_log.columns import LOG_COLUMNS, LogColumn
 from imad.decision_log.schema import SCHEMA_VERSION
 from imad.decision_log.store import LogStore, open_for_reading, open_store
 from imad.decision_log.writer import DecisionLog
-from imad.event_counts import EventCounts
 
-LogStats = EventCounts
-"""The type of `DecisionLog.stats`: an `EventCounts` of `writer.LOG_EVENTS` (`stats["written"]`,
-`stats.group("dropped")`), under the name the log's counters had before they were shared."""
-
-__all__ = ["LOG_COLUMNS", "SCHEMA_VERSION", "DecisionLog", "LogColumn", "LogStats", "LogStore",
+__all__ = ["LOG_COLUMNS", "SCHEMA_VERSION", "DecisionLog", "LogColumn", "LogStore",
            "open_for_reading", "open_store"]

@@ -1,10 +1,7 @@
-"""The report card's numbers, in numpy only (no scikit-learn or torch at serving time).
+"""The report card's intervals and deferral curve, over the one metrics core (`imad.metrics`).
 
-- AUROC by the Mann–Whitney rank sum with tied scores sharing their mean rank: equal to
-  scikit-learn's `roc_auc_score` (tested to 1e-9).
-- ECE over 15 equal-width bins with `calibration_curve`'s edges (the first bin [0, 1/15], the
-  others right-closed), the same binning as `training.metrics` (which imad cannot import).
-- Brier: the mean squared error of p against the 0/1 label.
+- AUROC, ECE over 15 equal-width bins, Brier and the reliability diagram's bins are `imad.metrics`'s
+  (numpy only: no scikit-learn or torch at serving time), re-exported here for the card.
 - 95% intervals: the percentile bootstrap over rows, seeded, so a report is the same bytes for
   the same log. A resample with one class has no AUROC and is skipped.
 - The deferral curve: escalate the lowest-scored share r of answers, and the accuracy of the
@@ -15,81 +12,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-N_BINS = 15
+from imad.metrics import N_BINS, auroc, bin_index, brier, calibration_bins, ece, escalated_totals
+
+__all__ = ["BOOTSTRAP_SAMPLES", "BOOTSTRAP_SEED", "N_BINS", "accuracy", "auroc", "bootstrap_interval",
+           "brier", "calibration_bins", "deferral_curve", "ece"]
+
 BOOTSTRAP_SAMPLES = 1000
 BOOTSTRAP_SEED = 0
-
-
-def auroc(labels: np.ndarray, scores: np.ndarray) -> float | None:
-    """P(score of a positive > score of a negative), ties counted half; None with one class."""
-    y = np.asarray(labels, dtype=bool)
-    s = np.asarray(scores, dtype=np.float64)
-    positives = int(y.sum())
-    negatives = y.size - positives
-    if positives == 0 or negatives == 0:
-        return None
-    ranks = _mean_ranks(s)
-    rank_sum = float(ranks[y].sum())
-    return (rank_sum - positives * (positives + 1) / 2.0) / (positives * negatives)
-
-
-def _mean_ranks(scores: np.ndarray) -> np.ndarray:
-    """1-based ranks, tied scores sharing the mean of their ranks."""
-    order = np.argsort(scores, kind="mergesort")
-    sorted_scores = scores[order]
-    starts = np.r_[True, sorted_scores[1:] != sorted_scores[:-1]]
-    group = np.cumsum(starts) - 1
-    first = np.flatnonzero(starts)
-    last = np.r_[first[1:], scores.size] - 1
-    mean_rank = (first + last) / 2.0 + 1.0
-    ranks = np.empty(scores.size, dtype=np.float64)
-    ranks[order] = mean_rank[group]
-    return ranks
-
-
-def bin_index(probabilities: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
-    """Each p's equal-width bin, as scikit-learn's `calibration_curve(strategy="uniform")`."""
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    return np.searchsorted(edges[1:-1], np.asarray(probabilities, dtype=np.float64))
-
-
-@dataclass(frozen=True)
-class Reliability:
-    """The non-empty bins of a reliability diagram: rows, mean p and accuracy per bin."""
-
-    counts: np.ndarray
-    mean_probability: np.ndarray
-    accuracy: np.ndarray
-
-
-def reliability(labels: np.ndarray, probabilities: np.ndarray, n_bins: int = N_BINS) -> Reliability:
-    y = np.asarray(labels, dtype=np.float64)
-    p = np.asarray(probabilities, dtype=np.float64)
-    ids = bin_index(p, n_bins)
-    counts = np.bincount(ids, minlength=n_bins)
-    keep = counts > 0
-    sums_p = np.bincount(ids, weights=p, minlength=n_bins)
-    sums_y = np.bincount(ids, weights=y, minlength=n_bins)
-    return Reliability(counts[keep], sums_p[keep] / counts[keep], sums_y[keep] / counts[keep])
-
-
-def ece(labels: np.ndarray, probabilities: np.ndarray, n_bins: int = N_BINS) -> float | None:
-    """Σ_b |B_b|/N · |accuracy(b) − mean p(b)|; None without rows."""
-    bins = reliability(labels, probabilities, n_bins)
-    total = bins.counts.sum()
-    if total == 0:
-        return None
-    return float(np.sum(bins.counts / total * np.abs(bins.accuracy - bins.mean_probability)))
-
-
-def brier(labels: np.ndarray, probabilities: np.ndarray) -> float | None:
-    y = np.asarray(labels, dtype=np.float64)
-    p = np.asarray(probabilities, dtype=np.float64)
-    return float(np.mean((p - y) ** 2)) if y.size else None
 
 
 def accuracy(labels: np.ndarray) -> float | None:
@@ -174,8 +106,7 @@ def deferral_curve(labels: np.ndarray, scores: np.ndarray,
     Ties are broken by row order (stable), so the curve is the same bytes for the same rows; at
     rate 1 nothing is kept and the accuracy is 1.0 by convention (no kept answer is wrong)."""
     y = np.asarray(labels, dtype=np.float64)
-    order = np.argsort(np.asarray(scores, dtype=np.float64), kind="stable")
-    kept_correct = np.r_[np.cumsum(y[order][::-1])[::-1], 0.0]  # correct among order[k:]
+    kept_correct = y.sum() - escalated_totals(scores, y)  # right answers among the n − k kept
     n = y.size
     rates = np.linspace(0.0, 1.0, 21) if rates is None else np.asarray(rates, dtype=np.float64)
     escalated = np.minimum(np.floor(rates * n + 1e-9).astype(int), n)

@@ -93,7 +93,7 @@ def score_quality(y: np.ndarray, p: np.ndarray, *, samples: int) -> dict[str, An
         else:
             result.update({name: metric(y, p), f"{name}_note": None,
                            f"{name}_interval": metrics.bootstrap_interval(metric, y, p, samples=samples)})
-    bins = metrics.reliability(y, p)
+    bins = metrics.calibration_bins(y, p)
     result["reliability"] = {"rows": bins.counts.tolist(), "mean_p": bins.mean_probability.tolist(),
                              "accuracy": bins.accuracy.tolist()}
     return result

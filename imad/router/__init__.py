@@ -1,17 +1,30 @@
 """The debate router (SPEC §5, §7, §14): the two-head MLP, its config and checkpoint, the shipped
-routers and the score it gives an answer. Importing this package loads torch but no checkpoint
-and no spaCy model. The score, the decision a policy makes of it and the policy live in the
-torch-free `imad.decide` (`RouterScore`, `RouterDecision` and `Cue` are re-exported here)."""
+routers and the score it gives an answer. The score, the decision a policy makes of it and the
+policy live in the torch-free `imad.decide` (`RouterScore`, `RouterDecision` and `Cue` are
+re-exported here).
+
+Importing this package loads no torch, checkpoint or spaCy model: the names that need torch
+(`Router`, `RouterConfig`, the network) are imported on first use (PEP 562), so the torch-free
+parts below it — the calibrator registry that `imad calibrate --help` lists, the shipped
+routers' names — can be imported on their own.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import importlib
+from typing import Any
 
 from imad.decide import Cue, RouterDecision, RouterScore
-from imad.router.config import CHECKPOINT_SCHEMA_VERSION, RouterConfig
-from imad.router.model import RouterNet, RouterNetConfig, RouterOutput
 from imad.router.registry import DEFAULT_ROUTER, available_routers, resolve_checkpoint
-from imad.router.router import Router
+
+_NEEDS_TORCH = {
+    "CHECKPOINT_SCHEMA_VERSION": "imad.router.config",
+    "RouterConfig": "imad.router.config",
+    "RouterNet": "imad.router.model",
+    "RouterNetConfig": "imad.router.model",
+    "RouterOutput": "imad.router.model",
+    "Router": "imad.router.router",
+}
 
 __all__ = [
     "CHECKPOINT_SCHEMA_VERSION",
@@ -29,8 +42,10 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Path:
-    # Resolved on use, not at import: the directory of the default shipped router.
-    if name == "DEFAULT_CHECKPOINT":
+def __getattr__(name: str) -> Any:
+    if name == "DEFAULT_CHECKPOINT":  # resolved on use: the default shipped router's directory
         return resolve_checkpoint(DEFAULT_ROUTER)
-    raise AttributeError(f"module 'imad.router' has no attribute {name!r}")
+    module = _NEEDS_TORCH.get(name)
+    if module is None:
+        raise AttributeError(f"module 'imad.router' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -60,9 +60,11 @@ def _usage(name: str) -> str:
     return (
         "## Use\n\n"
         "```python\n"
-        "from imad import Router\n\n"
+        "from imad import Router\n"
+        "from imad.decide import checkpoint_policy\n\n"
         f'router = Router.load("{name}")  # a shipped name, or this directory\'s path\n'
-        "decision = router.decide(question, critique_response)  # RouterDecision\n"
+        "score = router.score(question, critique_response)  # RouterScore: p, cues, OOD flag\n"
+        "decision = checkpoint_policy(router.config).decide(score)  # RouterDecision at the stored τ\n"
         "decision.escalate, decision.p, decision.reasons\n"
         "router.predict_proba(feature_matrix)  # (n, 41) raw features → (n,) probabilities\n"
         "```\n\n"

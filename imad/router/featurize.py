@@ -1,7 +1,7 @@
 """The router's boundary with `features` (SPEC §1, §2): extraction in imad's error hierarchy.
 
 `features` imports nothing from `imad`, so it raises its own `features.errors` types. Every
-imad caller of the extractor — `Router.decide`, `imad features`, training's corpus loader —
+imad caller of the extractor — `Router.score`, `imad features`, training's corpus loader —
 goes through this module, which maps them to imad's `FeatureError` and
 `MissingDependencyError` (same messages), so an entry point reports `error: …` for them like
 for any other imad error. It also fixes the one rule a caller must not get wrong: features are

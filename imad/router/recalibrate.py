@@ -29,7 +29,7 @@ import numpy as np
 from imad.constraints import Options, check_value
 from imad.errors import DatasetError
 from imad.router.calibration_set import AnswerScores, Traffic, read_answer_scores
-from imad.router.calibrators import Calibrator, fit_calibrator
+from imad.router.calibrators import RECALIBRATION_METHODS, Calibrator, fit_calibrator
 from imad.router.escalation import (
     EscalationRate,
     escalation_at,
@@ -39,20 +39,15 @@ from imad.router.escalation import (
 from imad.router.registry import resolve_checkpoint
 from imad.router.router import Router
 from imad.router.versions import CalibrationResult, new_checkpoint_path, save_version
-from imad.routing_options import RECALIBRATION_METHODS
 
 PRIOR_SHIFT_PLAUSIBLE = (0.01, 0.99)
 """A prior-shift estimate outside this range is refused: EM ran to a bound instead of converging."""
 
 
-RecalibrationResult = CalibrationResult
-"""A recalibrated version is a calibration result with its `calibrator` (`imad.router.versions`)."""
-
-
 def recalibrate_router(router_path: str | Path | None, corpus: list[str], method: str = "auto", *,
                        out: str | Path | None = None, overwrite: bool = False,
                        read_answers: Callable[[Router], AnswerScores] | None = None,
-                       allow_extreme: bool = False) -> RecalibrationResult:
+                       allow_extreme: bool = False) -> CalibrationResult:
     """Fit `method` on the router's raw scores of the answers in `corpus` (or those
     `read_answers(router)` gives: a decision log's, `answer_scores_from_log`), set τ by the
     checkpoint's rule (module docstring), save a new version. A fitted map that decreases is
@@ -133,13 +128,13 @@ def retained_threshold(router: Router, calibrator: Calibrator, traffic: Traffic,
 
     p_before = router.calibrator.apply(traffic.raw)
     p_after = calibrator.apply(traffic.raw)
-    before = escalation_at(p_before, router.tau, traffic.unscored, traffic.kind)
+    before = escalation_at(p_before, router.config.threshold.tau, traffic.unscored, traffic.kind)
     target = parent_target_rate(router)
     if target is None:
-        after = escalation_at(p_after, router.tau, traffic.unscored, traffic.kind)
+        after = escalation_at(p_after, router.config.threshold.tau, traffic.unscored, traffic.kind)
         refuse_extreme(after, p_after, allow=allow_extreme,
-                       why=f"; τ {router.tau:.6g} is the checkpoint's fixed τ, kept")
-        return router.tau, None, escalation_record(before, after, "kept: the checkpoint's τ is fixed "
+                       why=f"; τ {router.config.threshold.tau:.6g} is the checkpoint's fixed τ, kept")
+        return router.config.threshold.tau, None, escalation_record(before, after, "kept: the checkpoint's τ is fixed "
                                                    "(not chosen for a trigger rate)")
     choice = tau_for_trigger_rate(p_after, traffic.labels, target, traffic.unscored)
     refuse_tied_target(target, choice.achieved_rate, choice.tied_short, choice.questions, p_after,

@@ -4,11 +4,10 @@
 ordered feature names, the training scaler's mean and scale (applied here in numpy, so the
 runtime needs no scikit-learn), the calibrator and the OOD statistics. `score()` turns an answer
 into a `RouterScore`; it knows nothing of τ. A policy (`imad.decide.Policy`) decides: the
-checkpoint's stored τ and OOD policy are data in `config`, and `imad.decide.checkpoint_policy`
-turns them into the policy they describe. `decide()` and `default_policy()` remain as one-line
-conveniences over that function (callers and the recorded-decisions test use them); `tau` reads
-the config. It never imports `training`, Lightning or scikit-learn, and `load` reads safetensors
-+ JSON only.
+checkpoint's stored τ and OOD policy are data in `config` (`config.threshold.tau`), and
+`imad.decide.checkpoint_policy(router.config)` turns them into the policy they describe:
+`checkpoint_policy(router.config).decide(router.score(question, response))`. It never imports
+`training`, Lightning or scikit-learn, and `load` reads safetensors + JSON only.
 
 Scores are batch-invariant and reproducible: the network runs in eval mode with row-wise
 kernels (see `imad.router.model`), so a row's p is the same alone or in any batch, and a
@@ -28,16 +27,11 @@ import numpy as np
 import torch
 
 from imad import tracing
-from imad.decide import Cue, Policy, RouterDecision, RouterScore, checkpoint_policy, unparsed_score
+from imad.decide import Cue, RouterScore, unparsed_score
 from imad.errors import CheckpointError, CritiqueParseError, FeatureError
 from imad.router.calibrators import Calibrator
 from imad.router.card import render_model_card
-from imad.router.checkpoint import (
-    check_feature_schema,
-    read_checkpoint,
-    weights_bytes,
-    write_checkpoint,
-)
+from imad.router.checkpoint import read_checkpoint, weights_bytes, write_checkpoint
 from imad.router.config import CONFIDENCE_FEATURE, RouterConfig
 from imad.router.model import RouterNet
 from imad.router.registry import resolve_checkpoint
@@ -70,10 +64,6 @@ class Router:
     # --- what the config says --------------------------------------------------------------------
 
     name = property(lambda self: self.config.name, doc="The checkpoint's name.")
-    tau = property(lambda self: self.config.threshold.tau,
-                   doc="The checkpoint's stored τ (data: `imad.decide.checkpoint_policy` reads it).")
-    tau_method = property(lambda self: self.config.threshold.method,
-                          doc="How the checkpoint's stored τ was chosen.")
     feature_names = property(lambda self: self.config.features.names)
     feature_schema_version = property(lambda self: self.config.features.schema_version)
     feature_hash = property(lambda self: self.config.features.hash)
@@ -280,38 +270,10 @@ class Router:
             vector = extract(question_text(question), response, self.feature_schema_version)
         return self.scored_rows(vector.reshape(1, -1)).score(0, question_id(question))
 
-    def default_policy(self) -> Policy:
-        """`imad.decide.checkpoint_policy(router.config)`: the checkpoint's τ and OOD policy."""
-        return checkpoint_policy(self.config)
-
-    @tracing.traced_decision
-    def decide(
-        self,
-        question: Question | str,
-        response: CritiqueResponse | CritiqueParseError | None,
-        policy: Policy | None = None,
-        *,
-        parse_error: str | None = None,
-        featurizer: Featurizer | None = None,
-    ) -> RouterDecision:
-        """A convenience for `(policy or checkpoint_policy(router.config)).decide(router.score(...))`:
-        keep the answer or escalate it to a debate, with reasons."""
-        policy = checkpoint_policy(self.config) if policy is None else policy
-        return policy.decide(self.score(question, response, parse_error=parse_error,
-                                        featurizer=featurizer))
-
-    def check_features(self) -> None:
-        """Raise `CheckpointError` if the installed feature extractor differs from training's."""
-        check_feature_schema(
-            {"names": list(self.feature_names), "schema_version": self.feature_schema_version,
-             "hash": self.feature_hash},
-            len(self.feature_names),
-            self.name,
-        )
-
     def __repr__(self) -> str:
         return (
-            f"Router(name={self.name!r}, tau={self.tau}, features={len(self.feature_names)}, "
+            f"Router(name={self.name!r}, tau={self.config.threshold.tau}, "
+            f"features={len(self.feature_names)}, "
             f"width={self.net.config.width}, depth={self.net.config.depth})"
         )
 

@@ -33,6 +33,7 @@ from imad.router.registry import resolve_checkpoint
 from imad.router.router import Router
 from imad.router.versions import (
     CalibrationResult,
+    ThresholdChoice,
     new_checkpoint_path,
     next_version_path,
     save_version,
@@ -82,23 +83,6 @@ class CalibrationTarget:
         if self.token_budget is not None and self.debate_tokens is None:
             raise ConfigError(target_flag("debate_tokens"), "a token budget needs the extra tokens "
                               "one debate costs (e.g. --debate-tokens 4000)")
-
-
-@dataclass(frozen=True)
-class ThresholdChoice:
-    """τ and what it does on the validation answers."""
-
-    tau: float
-    target_rate: float
-    achieved_rate: float
-    """Share of all validation questions escalated at τ (unparsed ones included)."""
-    escalated: int
-    questions: int
-    unparsed: int
-    kept_accuracy: float | None
-    """Accuracy of the validation answers kept at τ (None when none is kept)."""
-    tied_short: int = 0
-    """Escalations the target allowed that tied scores took away (τ cannot split equal scores)."""
 
 
 @dataclass(frozen=True)
@@ -206,14 +190,14 @@ def calibrate_router(router_path: str | Path | None, validation: Callable[[Route
     method = describe_choice(choice, budget, scores.source)
     record = {"method": method, "choice": asdict(choice), "token_budget": budget,
               "validation": scores.source,
-              "parent": {"name": router.name, "path": str(source_path), "tau": router.tau,
-                         "tau_method": router.tau_method}}
+              "parent": {"name": router.name, "path": str(source_path), "tau": router.config.threshold.tau,
+                         "tau_method": router.config.threshold.method}}
     sections: dict[str, Any] = {"calibration": record}
     metrics = router.config.record.metrics
     if metrics is not None:  # they stay as measured, at the threshold of that time
-        sections["metrics"] = metrics.measured_at(router.tau)
+        sections["metrics"] = metrics.measured_at(router.config.threshold.tau)
     reloaded = save_version(router, router.config.with_threshold(choice.tau, method).with_record(
-        **sections), destination, lambda written: written.tau == choice.tau, "τ")
+        **sections), destination, lambda written: written.config.threshold.tau == choice.tau, "τ")
     return CalibrationResult(destination, reloaded, record, choice=choice)
 
 

@@ -1,4 +1,5 @@
-"""New checkpoint versions: where `imad calibrate` writes one, and the one result it returns.
+"""New checkpoint versions: where `imad calibrate` writes one, and the result it returns (with τ's
+`ThresholdChoice` when τ was chosen).
 
 Both ways of calibrating — choosing τ (`imad.router.threshold`) and fitting p's calibrator
 (`imad.router.recalibrate`) — write a new version of a checkpoint (`my-router-v1` →
@@ -27,9 +28,25 @@ if TYPE_CHECKING:
     from imad.router.calibrators import Calibrator
     from imad.router.config import RouterConfig
     from imad.router.router import Router
-    from imad.router.threshold import ThresholdChoice
 
 OUT = "out (--out)"
+
+
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """τ and what it does on the validation answers."""
+
+    tau: float
+    target_rate: float
+    achieved_rate: float
+    """Share of all validation questions escalated at τ (unparsed ones included)."""
+    escalated: int
+    questions: int
+    unparsed: int
+    kept_accuracy: float | None
+    """Accuracy of the validation answers kept at τ (None when none is kept)."""
+    tied_short: int = 0
+    """Escalations the target allowed that tied scores took away (τ cannot split equal scores)."""
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """The spans of one answer: a no-op unless a real tracer provider is set (see `imad.tracing`).
 
-Decorators wrap the traced functions (`Pipeline.answer`, `SelfCritique.run`, `Router.decide`,
-`DebateBackend.run`) so their code is unchanged; `_DebateSpans` turns a debate's recorded calls
-into round spans and `chat` spans. Attributes follow the OpenTelemetry GenAI conventions where
-they exist (`gen_ai.*`), imad's own (`imad.*`) elsewhere.
+Decorators wrap the traced functions (`Pipeline.answer`, `SelfCritique.run`, `DebateBackend.run`)
+so their code is unchanged; `_DebateSpans` turns a debate's recorded calls into round spans and
+`chat` spans. Attributes follow the OpenTelemetry GenAI conventions where they exist
+(`gen_ai.*`), imad's own (`imad.*`) elsewhere.
 """
 
 from __future__ import annotations

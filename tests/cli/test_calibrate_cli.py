@@ -132,10 +132,10 @@ def test_calibrate_on_the_validation_split(trained, workdir, capsys):
     printed = capsys.readouterr().out
     new = trained.parent / "imad-router-v1-local.1"  # v1.1 is a shipped router's name
     router = Router.load(new)
-    assert f"checkpoint: {new}" in printed and f"tau: {router.tau:.6g}" in printed
+    assert f"checkpoint: {new}" in printed and f"tau: {router.config.threshold.tau:.6g}" in printed
     config = json.loads((new / CONFIG_FILE).read_text())
-    assert config["name"] == "imad-router-v1-local.1" and config["threshold"]["tau"] == router.tau
-    assert "target trigger rate 0.25" in router.tau_method
+    assert config["name"] == "imad-router-v1-local.1" and config["threshold"]["tau"] == router.config.threshold.tau
+    assert "target trigger rate 0.25" in router.config.threshold.method
     assert "the router's validation split" in config["threshold"]["method"]
     calibration = config["calibration"]
     assert calibration["parent"]["tau"] == 0.7 and calibration["parent"]["name"] == "imad-router-v1"
@@ -145,7 +145,7 @@ def test_calibrate_on_the_validation_split(trained, workdir, capsys):
     # Independently: the new τ escalates the largest share ≤ 25% of the 33 validation rows.
     rows = router_training_rows(router, feature_cache=workdir / "features")
     p = router.predict_proba(rows.validation_features)
-    escalated = int(np.sum(p < router.tau))
+    escalated = int(np.sum(p < router.config.threshold.tau))
     assert escalated == calibration["choice"]["escalated"] == math.floor(0.25 * 33)
     assert calibration["choice"]["achieved_rate"] == pytest.approx(escalated / 33)
     # The weights and everything else are the original's; the original is untouched.
@@ -169,8 +169,8 @@ def test_calibrate_for_a_token_budget_on_given_corpus(trained, workdir, capsys):
     p = np.sort(Router.load(out).predict_proba(table.features))
     escalated = unparsed + int(np.sum(p < report["tau"]))
     assert escalated == choice["escalated"] == math.floor(0.25 * 90)
-    assert Router.load(out).tau == report["tau"]
-    assert "budget of 1000 tokens/question" in Router.load(out).tau_method
+    assert Router.load(out).config.threshold.tau == report["tau"]
+    assert "budget of 1000 tokens/question" in Router.load(out).config.threshold.method
 
 
 @pytest.mark.parametrize(("arguments", "message"), [

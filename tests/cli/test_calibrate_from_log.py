@@ -75,7 +75,7 @@ def test_tau_for_a_trigger_rate_on_a_log(router_dir, tmp_path, capsys):
     tau = record["tau"]
     escalated = sum(value < tau for value in p) + 1
     assert escalated == 30 and escalated / 121 <= 0.25 < (escalated + 1) / 121
-    assert Router.load(tmp_path / "v").tau == pytest.approx(tau)
+    assert Router.load(tmp_path / "v").config.threshold.tau == pytest.approx(tau)
 
 
 @pytest.mark.parametrize(("flags", "status", "message"), [

@@ -28,6 +28,7 @@ from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
 from imad.critique.schema import CritiqueResponse
+from imad.decide import checkpoint_policy
 from imad.decide.schema import NON_FINITE
 from imad.errors import CheckpointError
 from imad.router import Router
@@ -224,7 +225,7 @@ def test_a_non_finite_score_escalates_flagged_and_json_stays_strict():
     router = make_router(seed=5)
     with torch.no_grad():
         router.net.bias.fill_(math.nan)  # a damage no load check saw: the score is NaN
-    decision = router.decide(QUESTION, RESPONSE)
+    decision = checkpoint_policy(router.config).decide(router.score(QUESTION, RESPONSE))
     assert decision.escalate and decision.p is None and decision.uncertainty is None
     assert decision.score_status == NON_FINITE
     (reason,) = decision.reasons
@@ -237,7 +238,7 @@ def test_a_score_that_overflows_to_infinity_escalates(checkpoint):
     with torch.no_grad():
         router.net.confidence_weight.fill_(math.inf)  # logit_p = ±inf or NaN
         router.net.bias.fill_(-math.inf)
-    decision = router.decide(QUESTION, RESPONSE)
+    decision = checkpoint_policy(router.config).decide(router.score(QUESTION, RESPONSE))
     assert decision.escalate and decision.p is None and decision.score_status == NON_FINITE
 
 
@@ -267,7 +268,7 @@ def _check_router_or_error(directory: Path) -> None:
         router = Router.load(directory)
     except CheckpointError:
         return
-    decision = router.decide(QUESTION, RESPONSE)
+    decision = checkpoint_policy(router.config).decide(router.score(QUESTION, RESPONSE))
     text = json.dumps(decision.to_dict(), allow_nan=False)  # raises on NaN or inf
     assert decision.p is None or 0.0 <= decision.p <= 1.0, text
     assert decision.p is not None or decision.escalate

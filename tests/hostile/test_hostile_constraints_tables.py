@@ -17,8 +17,8 @@ from urllib.parse import quote
 import pytest
 
 from imad.cli.calibrate import add_arguments as add_calibrate_arguments
-from imad.cli.calibrate import target_from_args
 from imad.cli.debate import parse_overrides
+from imad.commandline.calibration import target_from_args
 from imad.constraints import (
     Boolean,
     Constraint,

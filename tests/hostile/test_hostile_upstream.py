@@ -115,12 +115,14 @@ def router_with_ood(policy: str):
 @pytest.mark.parametrize("policy", ["escalate", "flag"])
 def test_a_nan_ood_score_fails_safe_and_is_null(monkeypatch, policy):
     from imad.critique.schema import CritiqueResponse
+    from imad.decide import checkpoint_policy
 
     router = router_with_ood(policy)
     monkeypatch.setattr(MahalanobisOOD, "_score", _nan_score)
     response = CritiqueResponse.from_dict({**CRITIQUE, "confidence_initial": 0.8,
                                            "confidence_critique": 0.7})
-    decision = router.decide("Which drug is an opioid?", response)
+    score = router.score("Which drug is an opioid?", response)
+    decision = checkpoint_policy(router.config).decide(score)
     assert decision.p is not None and math.isfinite(decision.p)
     assert decision.ood is True and decision.ood_score is None
     assert decision.escalate is (policy == "escalate")

@@ -32,7 +32,7 @@ def test_ece_uses_sklearn_calibration_curve_bins():
     p[:3] = [0.0, 1.0, 1 / 15]  # the edges: first bin closed, right-closed after
     y = rng.random(500) < p
     accuracy, mean_p = calibration.calibration_curve(y, p, n_bins=15, strategy="uniform")
-    bins = metrics.reliability(y, p)
+    bins = metrics.calibration_bins(y, p)
     np.testing.assert_allclose(bins.accuracy, accuracy, atol=1e-12)
     np.testing.assert_allclose(bins.mean_probability, mean_p, atol=1e-12)
     expected = np.sum(bins.counts / 500 * np.abs(accuracy - mean_p))

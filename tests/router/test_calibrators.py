@@ -124,11 +124,10 @@ def test_describe_says_what_it_was_fitted_on() -> None:
 
 def test_every_registered_calibrator_round_trips_and_the_cli_offers_every_fitted_kind() -> None:
     """The registry is the one list: each kind fits, saves and loads back equal, and `imad
-    calibrate --recalibrate` (whose choices stay torch-free in `imad.routing_options`) names
-    `auto` and every kind but the identity."""
-    from imad.router.calibrators import CALIBRATORS
+    calibrate --recalibrate`'s choices, derived from it, name `auto` and every kind but the
+    identity, hyphenated."""
+    from imad.router.calibrators import CALIBRATORS, RECALIBRATION_METHODS
     from imad.router.calibrators.base import parameter_names
-    from imad.routing_options import RECALIBRATION_METHODS
 
     scores, labels = _data(8)
     for name, kind in CALIBRATORS.items():
@@ -138,5 +137,7 @@ def test_every_registered_calibrator_round_trips_and_the_cli_offers_every_fitted
         assert sorted(section["parameters"]) == sorted(parameter_names(kind))
         assert set(kind.constraints) == {*parameter_names(kind), "fitted_on"}
         assert calibrator_from_dict(section) == fitted
+    assert RECALIBRATION_METHODS == ("auto", "temperature", "platt", "isotonic", "base-rate",
+                                     "prior-shift")
     assert sorted(m.replace("-", "_") for m in RECALIBRATION_METHODS) == sorted(
         ["auto", *(name for name in CALIBRATORS if name != "identity")])

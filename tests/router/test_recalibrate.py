@@ -42,7 +42,7 @@ def test_platt_on_real_answers_is_saved_loaded_and_applied(tmp_path, medqa_score
     raw = Router.load().predict_proba(probe)
     np.testing.assert_allclose(reloaded.predict_proba(probe), expected.apply(raw))
     np.testing.assert_array_equal(reloaded.predict_raw(probe), raw)
-    assert reloaded.tau == Router.load().tau
+    assert reloaded.config.threshold.tau == Router.load().config.threshold.tau
     card = (tmp_path / "v2-platt" / "README.md").read_text()
     assert "## Calibration" in card and f"{len(labelled)} labelled answers" in card
     # Platt makes the mean p equal the labelled accuracy on the answers it was fitted on.
@@ -117,7 +117,7 @@ def test_ask_with_a_recalibrated_router_and_the_embedded_model(tmp_path, capsys)
     decision = answer["decision"]
     if decision["p"] is not None:
         assert 0.0 <= decision["p"] <= 1.0
-    assert decision["tau"] == Router.load(out).tau
+    assert decision["tau"] == Router.load(out).config.threshold.tau
 
 
 def test_cli_recalibrate_without_a_method_is_auto_and_the_card_says_why(tmp_path, capsys):

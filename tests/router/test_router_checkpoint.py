@@ -42,7 +42,8 @@ def test_round_trip_gives_bit_identical_probabilities(router, saved_router):
     loaded = Router.load(saved_router)
     assert np.array_equal(loaded.predict_proba(rows), router.predict_proba(rows))
     assert np.array_equal(loaded.predict_uncertainty(rows), router.predict_uncertainty(rows))
-    assert loaded.tau == router.tau and loaded.feature_names == router.feature_names
+    assert loaded.config.threshold == router.config.threshold
+    assert loaded.feature_names == router.feature_names
     assert np.array_equal(loaded.scaler_mean, router.scaler_mean)
     assert np.array_equal(loaded.scaler_scale, router.scaler_scale)
     assert loaded.metadata == router.metadata
@@ -246,8 +247,8 @@ def test_runtime_load_imports_no_training_lightning_or_sklearn(saved_router):
 def test_a_new_stored_threshold_changes_only_tau(router):
     other = router.with_config(router.config.with_threshold(0.55, "trigger rate 20% on validation"))
     rows = random_features(4)
-    assert other.tau == 0.55 and router.tau == 0.7
-    assert other.tau_method == "trigger rate 20% on validation"
+    assert other.config.threshold.tau == 0.55 and router.config.threshold.tau == 0.7
+    assert other.config.threshold.method == "trigger rate 20% on validation"
     assert np.array_equal(other.predict_proba(rows), router.predict_proba(rows))
     assert router.config.with_threshold(1.0, "always escalate").threshold.tau == 1.0
     with pytest.raises(ConfigError, match="tau"):

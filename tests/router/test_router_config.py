@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import imad
-from imad.decide.policy import FixedThreshold
+from imad.decide.policy import FixedThreshold, checkpoint_policy
 from imad.errors import CheckpointError, ConfigError
 from imad.router import Router, RouterConfig
 from imad.router.checkpoint import CONFIG_FILE
@@ -29,7 +29,8 @@ def test_shipped_config_json_round_trips_exactly(name):
 def test_save_records_the_imad_version_and_loads_an_equal_config(router, tmp_path):
     loaded = Router.load(router.save(tmp_path / "r"))
     assert loaded.config.imad_version == imad.__version__
-    assert loaded.config.with_threshold(router.tau, router.tau_method) == loaded.config
+    threshold = router.config.threshold
+    assert loaded.config.with_threshold(threshold.tau, threshold.method) == loaded.config
     assert loaded.config.record == router.config.record
     assert loaded.config.weights_sha256 is not None and router.config.weights_sha256 is None
 
@@ -38,7 +39,8 @@ def test_with_config_is_a_proper_copy(router):
     x = random_features(20)
     before = router.predict_proba(x)
     clone = router.with_config(router.config.with_threshold(0.3, "by hand"))
-    assert (clone.tau, clone.tau_method, router.tau) == (0.3, "by hand", 0.7)
+    assert (clone.config.threshold.tau, clone.config.threshold.method) == (0.3, "by hand")
+    assert router.config.threshold.tau == 0.7
     assert clone.net is not router.net
     with torch.no_grad():
         clone.net.bias.add_(5.0)
@@ -55,7 +57,7 @@ def test_no_caller_can_change_a_router_in_place(router):
     with pytest.raises(ValueError, match="read-only"):
         router.scaler_mean[0] = 0.0
     with pytest.raises(AttributeError):
-        router.tau = 0.1  # type: ignore[misc]
+        router.config.threshold.tau = 0.1  # type: ignore[misc]
     assert router.with_record(seed=7).metadata["seed"] == 7 and router.metadata["seed"] == 0
 
 
@@ -69,8 +71,8 @@ def test_tau_is_checked_in_one_place(router, tau):
 
 def test_the_router_holds_no_threshold_logic(router):
     assert not hasattr(router, "with_threshold") and not hasattr(router, "with_ood_policy")
-    policy = router.default_policy()
-    assert policy.rule == FixedThreshold(0.7, source="checkpoint", method=router.tau_method)
+    policy = checkpoint_policy(router.config)
+    assert policy.rule == FixedThreshold(0.7, source="checkpoint", method=router.config.threshold.method)
     assert policy.ood_policy == router.config.ood_policy == "flag"
 
 

@@ -1,4 +1,5 @@
-"""`Router.decide` and `RouterDecision`: p, τ, escalate, reasons, cues, parse failures."""
+"""`Router.score` decided by the checkpoint policy, and `RouterDecision`: p, τ, escalate, reasons,
+cues, parse failures."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 import features
 from imad.critique.schema import CritiqueResponse
+from imad.decide import checkpoint_policy
 from imad.decide.decision import threshold_reason
 from imad.errors import CritiqueParseError, FeatureError
 from imad.question import Question, TaskType
@@ -36,7 +38,7 @@ def hedged_vector() -> np.ndarray:
 
 
 def test_decide_scores_the_extracted_features(router, hedged_vector):
-    decision = router.decide(QUESTION, HEDGED)
+    decision = checkpoint_policy(router.config).decide(router.score(QUESTION, HEDGED))
     p = float(router.predict_proba(hedged_vector)[0])
     assert isinstance(decision, RouterDecision)
     assert decision.id == "pubmedqa-1"
@@ -50,7 +52,7 @@ def test_decide_scores_the_extracted_features(router, hedged_vector):
 @pytest.mark.parametrize("tau", [0.01, 0.99])
 def test_escalate_is_p_below_tau_and_cues_point_the_same_way(hedged_vector, tau):
     router = make_router(seed=3, tau=tau)
-    decision = router.decide(QUESTION, HEDGED)
+    decision = checkpoint_policy(router.config).decide(router.score(QUESTION, HEDGED))
     assert decision.escalate is (decision.p < tau)
     assert 0 < len(decision.cues) <= 3 and len(decision.reasons) == 1 + len(decision.cues)
     sign = -1 if decision.escalate else 1
@@ -77,7 +79,8 @@ def test_explain_gives_zero_effect_at_the_training_mean(router):
 
 
 def test_unparsed_response_escalates_with_its_reason(router):
-    decision = router.decide(QUESTION, None, parse_error="truncated: hit the token limit")
+    score = router.score(QUESTION, None, parse_error="truncated: hit the token limit")
+    decision = checkpoint_policy(router.config).decide(score)
     assert decision.escalate and decision.p is None and decision.uncertainty is None
     assert decision.parse_status == "unparsed"
     assert decision.parse_error == "truncated: hit the token limit"
@@ -86,18 +89,18 @@ def test_unparsed_response_escalates_with_its_reason(router):
 
 def test_parse_error_object_is_accepted(router):
     error = CritiqueParseError("confidence_initial missing", raw_text="{...")
-    decision = router.decide("Is the sky blue?", error)
+    decision = checkpoint_policy(router.config).decide(router.score("Is the sky blue?", error))
     assert decision.escalate and decision.parse_error == "confidence_initial missing"
     assert decision.id.startswith("q-") and len(decision.id) == 14
 
 
 def test_question_without_id_gets_a_stable_content_id(router):
-    first = router.decide("Is the sky blue?", None).id
-    assert first == router.decide(Question(text="Is the sky blue?"), None).id
+    first = router.score("Is the sky blue?", None).id
+    assert first == router.score(Question(text="Is the sky blue?"), None).id
 
 
 def test_decision_to_dict_is_json_ready(router):
-    data = router.decide(QUESTION, HEDGED).to_dict()
+    data = checkpoint_policy(router.config).decide(router.score(QUESTION, HEDGED)).to_dict()
     assert json.loads(json.dumps(data)) == data
     assert set(data) == {"id", "p", "tau", "escalate", "reasons", "parse_status", "parse_error",
                          "uncertainty", "cues", "score_status", "tau_source", "ood_score", "ood",

@@ -11,7 +11,7 @@ import pytest
 import features
 from imad.critique.schema import CritiqueResponse
 from imad.decide.budget import TriggerBudget
-from imad.decide.policy import FixedThreshold, Policy
+from imad.decide.policy import FixedThreshold, Policy, checkpoint_policy
 from imad.errors import CheckpointError, ConfigError, CritiqueParseError
 from imad.router import Router, RouterConfig
 from imad.router.ood import MahalanobisOOD, fit_mahalanobis
@@ -41,7 +41,7 @@ def test_old_checkpoint_without_ood_section_loads_with_ood_none(saved_router):
     assert "ood" not in data and "ood_policy" not in data  # written as before issue 16
     router = Router.load(saved_router)
     assert router.ood_detector is None and router.config.ood_policy == "flag"
-    decision = router.decide(QUESTION, RESPONSE)
+    decision = checkpoint_policy(router.config).decide(router.score(QUESTION, RESPONSE))
     assert (decision.ood_score, decision.ood, decision.tau_source) == (None, None, "checkpoint")
 
 
@@ -53,7 +53,7 @@ def test_ood_section_round_trips_and_scores_the_same(tmp_path):
     with_ood.save(tmp_path / "r")
     loaded = Router.load(tmp_path / "r")
     assert loaded.config.ood == with_ood.config.ood and loaded.config.ood_policy == "escalate"
-    assert loaded.default_policy().ood_policy == "escalate"
+    assert checkpoint_policy(loaded.config).ood_policy == "escalate"
     rows = router.scale(random_features(20, seed=4))
     assert np.array_equal(loaded.ood_detector.score(rows), with_ood.ood_detector.score(rows))
     data = json.loads((tmp_path / "r" / "config.json").read_text())
@@ -89,7 +89,8 @@ def test_shifted_row_is_flagged_and_the_policy_decides(scaled_response, policy, 
     shift = np.zeros(scaled_response.shape[1])
     shift[0] = 10.0  # the answer lies 10 training deviations away from the detector's centre
     router = make_router(tau=0.0).with_ood(detector_at(scaled_response[0] + shift))
-    decision = router.decide(QUESTION, RESPONSE, Policy(router.default_policy().rule, ood_policy=policy))
+    own = Policy(checkpoint_policy(router.config).rule, ood_policy=policy)
+    decision = own.decide(router.score(QUESTION, RESPONSE))
     assert decision.ood is True and decision.ood_score == pytest.approx(10.0)
     assert decision.escalate is escalate and decision.ood_policy == policy
     assert decision.p >= decision.tau  # kept by τ = 0: only the OOD policy can escalate it
@@ -99,7 +100,7 @@ def test_shifted_row_is_flagged_and_the_policy_decides(scaled_response, policy, 
 
 def test_familiar_row_is_not_flagged(scaled_response):
     router = make_router(tau=0.0).with_ood(detector_at(scaled_response[0]))
-    decision = router.decide(QUESTION, RESPONSE, Policy(FixedThreshold(0.0), ood_policy="escalate"))
+    decision = Policy(FixedThreshold(0.0), ood_policy="escalate").decide(router.score(QUESTION, RESPONSE))
     assert decision.ood is False and decision.ood_score == pytest.approx(0.0, abs=1e-9)
     assert not decision.escalate and len(decision.reasons) >= 1
     assert not any("OOD" in reason for reason in decision.reasons)
@@ -107,15 +108,16 @@ def test_familiar_row_is_not_flagged(scaled_response):
 
 def test_unparsed_answer_has_no_ood_score(scaled_response):
     router = make_router().with_ood(detector_at(scaled_response[0]))
-    decision = router.decide(QUESTION, CritiqueParseError("not JSON", "oops"))
+    score = router.score(QUESTION, CritiqueParseError("not JSON", "oops"))
+    decision = checkpoint_policy(router.config).decide(score)
     assert (decision.ood_score, decision.ood, decision.escalate) == (None, None, True)
 
 
 def test_budget_tau_is_used_and_recorded():
     router = make_router(tau=0.0)
-    p = router.decide(QUESTION, RESPONSE).p
+    p = router.score(QUESTION, RESPONSE).p
     budget = TriggerBudget(0.5, window=4, min_observations=2, initial_threshold=0.0)
-    first = router.decide(QUESTION, RESPONSE, Policy(budget))
+    first = Policy(budget).decide(router.score(QUESTION, RESPONSE))
     assert (first.tau, first.tau_source, first.escalate) == (0.0, "checkpoint", False)  # warm-up
     second = Policy(budget).decide(router.score(QUESTION, RESPONSE))
     # Two equal scores: the 0.5 inverted-CDF quantile is p itself, and p < p is false.
@@ -126,7 +128,7 @@ def test_budget_tau_is_used_and_recorded():
 def test_unparsed_answer_is_observed_as_unparsed():
     budget = TriggerBudget(0.5, window=4, min_observations=1, initial_threshold=0.3,
                            initial_source="request")
-    decision = make_router().decide(QUESTION, None, Policy(budget), parse_error="truncated")
+    decision = Policy(budget).decide(make_router().score(QUESTION, None, parse_error="truncated"))
     stats = budget.stats()
     assert (stats.unparsed_in_window, stats.answers_in_window) == (1, 1)
     assert (decision.tau, decision.tau_source, decision.escalate) == (0.3, "request", True)

@@ -17,6 +17,7 @@ import features
 from features import errors as feature_errors
 from features.names import schema_hash
 from imad.critique.schema import CritiqueResponse
+from imad.decide import checkpoint_policy
 from imad.errors import CheckpointError, FeatureError, ImadError, MissingDependencyError
 from imad.router import Router, featurize
 from imad.router.checkpoint import CONFIG_FILE
@@ -62,7 +63,7 @@ def test_the_shipped_v1_checkpoint_decides_on_v1_features():
     v1 = features.extract(QUESTION, RESPONSE, schema_version=1)
     v2 = features.extract(QUESTION, RESPONSE, schema_version=2)
     assert not np.array_equal(v1, v2)
-    decision = router.decide(QUESTION, RESPONSE)
+    decision = checkpoint_policy(router.config).decide(router.score(QUESTION, RESPONSE))
     assert decision.p == float(router.predict_proba(v1.reshape(1, -1))[0])
     assert decision.p != float(router.predict_proba(v2.reshape(1, -1))[0])
 
@@ -71,7 +72,7 @@ def test_a_v2_router_decides_on_v2_features():
     router = make_router()
     assert router.feature_schema_version == 2
     v2 = features.extract(QUESTION, RESPONSE, schema_version=2)
-    assert router.decide(QUESTION, RESPONSE).p == float(router.predict_proba(v2.reshape(1, -1))[0])
+    assert router.score(QUESTION, RESPONSE).p == float(router.predict_proba(v2.reshape(1, -1))[0])
 
 
 def test_a_checkpoint_of_a_schema_this_imad_does_not_compute_is_refused(tmp_path):

@@ -61,7 +61,8 @@ def test_budget_under_16_concurrent_requests_loses_nothing(start_server):
     # window 8 → a warm-up of 4 scores: 3 answers at the checkpoint's τ, 13 at the budget's.
     assert sorted(d["tau_source"] for d in decisions) == ["budget"] * 13 + ["checkpoint"] * 3
     assert [h["tau_source"] for h in headers] == [d["tau_source"] for d in decisions]
-    assert all(d["tau"] == factory.router.tau for d in decisions if d["tau_source"] == "checkpoint")
+    stored = factory.router.config.threshold.tau
+    assert all(d["tau"] == stored for d in decisions if d["tau_source"] == "checkpoint")
     assert all(d["ood"] is None and d["ood_score"] is None for d in decisions)  # no statistics
     stats = stats_of(server)
     budget = stats["budgets"]["imad-svrmad"]

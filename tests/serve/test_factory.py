@@ -15,7 +15,8 @@ def test_a_tau_suffix_builds_a_policy_and_shares_the_router():
     assert (first.policy.rule.tau, first.policy.rule.source) == (0.3, "request")
     default = factory.build(ModelChoice("imad", "acemad", None))
     assert default.router is factory.router
-    assert (default.policy.rule.tau, default.policy.rule.source) == (factory.router.tau, "checkpoint")
+    stored = factory.router.config.threshold.tau
+    assert (default.policy.rule.tau, default.policy.rule.source) == (stored, "checkpoint")
 
 
 def test_the_upstream_client_keeps_a_connection_per_slot():

@@ -24,9 +24,6 @@ class NaNRouter:
         score = self.inner.score(question, response, **kwargs)
         return dataclasses.replace(score, p=math.nan) if score.p is not None else score
 
-    def decide(self, question, response, policy=None, **kwargs):
-        return (policy or self.inner.default_policy()).decide(self.score(question, response, **kwargs))
-
 
 def damaged_router():
     """A real router whose network outputs NaN (its bias is NaN): what the server's scoring

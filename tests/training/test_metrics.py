@@ -33,7 +33,7 @@ def test_bins_equal_sklearn_calibration_curve(seed):
     y, p = scores(seed)
     prob_true, prob_pred = calibration_curve(y, p, n_bins=15, strategy="uniform")
     bins = calibration_bins(y, p, n_bins=15)
-    np.testing.assert_array_equal(bins.mean_label, prob_true)
+    np.testing.assert_array_equal(bins.accuracy, prob_true)
     np.testing.assert_array_equal(bins.mean_probability, prob_pred)
 
 

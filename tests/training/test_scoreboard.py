@@ -7,10 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.metrics import roc_auc_score
 
 from training.scoreboard import (
-    _rank_auroc,
     auroc_interval,
     ece_interval,
     format_importance,
@@ -28,14 +26,6 @@ def _two_datasets(n: int = 200) -> tuple[np.ndarray, np.ndarray, list[str]]:
     labels = np.concatenate([(rng.uniform(size=n) < 0.1), (rng.uniform(size=n) < 0.9)]).astype(int)
     scores = np.concatenate([rng.uniform(0.0, 0.5, n), rng.uniform(0.5, 1.0, n)])
     return labels, scores, groups
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_rank_auroc_equals_scikit_learn_with_ties(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    y = (rng.uniform(size=80) < 0.4).astype(int)
-    p = np.round(rng.uniform(size=80), 1)
-    assert _rank_auroc(y, p) == pytest.approx(roc_auc_score(y, p), abs=1e-12)
 
 
 def test_the_pooled_number_hides_chance_within_each_dataset() -> None:

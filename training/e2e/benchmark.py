@@ -33,65 +33,17 @@ from training.e2e.calls import CallUsage, MeteredChat, open_call_cache, prime_fr
 from training.e2e.config import E2EConfig
 from training.e2e.deferral_run import DEFERRAL_TAU, deferral_section
 from training.e2e.methods import E2E_METHODS, Method
+from training.e2e.outcome import Answered, QuestionOutcome
 from training.e2e.report import build_document, write_e2e_report
 from training.evaluation.config import dataset_name
 from training.evaluation.report import EvaluationResult, to_jsonable
 from training.evaluation.responses import check_questions
 
-
-@dataclass(frozen=True)
-class Answered:
-    """What a method returned for one question, before its cost is attached.
-
-    For a selective method, `escalated` says whether it debated, `single_answer` is the first,
-    single-agent answer (iMAD: the self-critique's final answer, "" when unparsed; DOWN: its
-    opening), and `p` the score it decided on (iMAD: the router's p; DOWN: the confidence).
-    """
-
-    answer: str
-    messages: int
-    stop: str
-    error: str | None = None
-    escalated: bool | None = None
-    single_answer: str | None = None
-    p: float | None = None
-    confidence: float | None = None
-    """iMAD: the self-critique's verbal `confidence_initial` (the deferral curve's second gate)."""
-    single_tokens: int | None = None
-    """iMAD: the tokens of the self-critique call alone (the rest of the total is the debate's)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class QuestionOutcome(Answered):
-    """One method's answer to one question (`Answered`), whether it was right, and its cost."""
-
-    question_id: str
-    gold: str
-    correct: bool
-    prompt_tokens: int
-    completion_tokens: int
-    calls: int
-    model_seconds: float
-    failed_calls: int = 0
-    single_correct: bool | None = None
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "total_tokens": self.total_tokens}
-
-
 Runner = Callable[[Question], Answered]
 
 
-E2EResult = EvaluationResult
-"""The end-to-end run's result: the one result type of `training.evaluate`."""
-
-
 def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
-                 router: Router | None = None) -> E2EResult:
+                 router: Router | None = None) -> EvaluationResult:
     """Run the benchmark `config` describes; `model` and `router` replace `config.llm` and
     `config.router` (tests, notebooks)."""
     routed = any(E2E_METHODS[m].routed for m in config.methods)
@@ -149,7 +101,7 @@ def evaluate_e2e(config: E2EConfig, *, model: ChatModel | None = None,
             for name, by_method in outcomes.items()})
     json_path, markdown_path, markdown = write_e2e_report(document, Path(config.out))
     refuse_if_every_question_failed(outcomes, json_path)
-    return E2EResult(document, markdown, json_path, markdown_path, outcomes=outcomes)
+    return EvaluationResult(document, markdown, json_path, markdown_path, outcomes=outcomes)
 
 
 def refuse_if_every_question_failed(outcomes: dict[str, dict[str, list[QuestionOutcome]]],

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from training.e2e.methods import TOKEN_GOAL
-
-if TYPE_CHECKING:  # what the metrics read of one answered question; no import at run time
-    from training.e2e.benchmark import QuestionOutcome as Outcome
+from training.e2e.outcome import QuestionOutcome
 
 TRANSITIONS = ("right_to_right", "right_to_wrong", "wrong_to_right", "wrong_to_wrong")
 TRANSITION_MARKS = {"right_to_right": "✓→✓", "right_to_wrong": "✓→✗",
@@ -41,7 +39,7 @@ def accuracy_per_100k_tokens(accuracy_pct: float | None,
     return accuracy_pct * 100_000 / tokens_per_question
 
 
-def decision_breakdown(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def decision_breakdown(outcomes: Sequence[QuestionOutcome]) -> dict[str, Any]:
     """The paper's skip/trigger × transition counts, with trigger rate and derived shares."""
     cells = {decision: dict.fromkeys(TRANSITIONS, 0) for decision in DECISIONS}
     undecided = 0
@@ -66,7 +64,7 @@ def decision_breakdown(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     }
 
 
-def summarise(outcomes: Sequence[Outcome], *, selective: bool) -> dict[str, Any]:
+def summarise(outcomes: Sequence[QuestionOutcome], *, selective: bool) -> dict[str, Any]:
     """Accuracy, cost and failures of one method on one dataset (module docstring)."""
     n = len(outcomes)
     correct = sum(o.correct for o in outcomes)

@@ -6,11 +6,12 @@ score, lowest first; at escalation rate k/n the k lowest are debated and the res
 single-agent answer. So accuracy(k) = mean of the final answers and tokens(k) = single tokens
 of all + debate tokens of the k escalated, per question.
 
-Ties are averaged exactly: when the k-th cut falls inside a group of equal scores, each member
-counts as escalated with the same probability, the expected value of breaking the tie at
-random. A constant score is therefore the random gate's expected curve, and the oracle gate is
-the score "single answer right" (the wrong answers first). The area under accuracy-vs-rate is
-the trapezoid over the n + 1 points k/n. Pure numpy: the curves are checked by hand in tests.
+Ties are averaged exactly (`imad.metrics.escalated_totals`, the deferral core the report card's
+curve shares): when the k-th cut falls inside a group of equal scores, each member counts as
+escalated with the same probability, the expected value of breaking the tie at random. A
+constant score is therefore the random gate's expected curve, and the oracle gate is the score
+"single answer right" (the wrong answers first). The area under accuracy-vs-rate is the
+trapezoid over the n + 1 points k/n. Pure numpy: the curves are checked by hand in tests.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from imad.errors import ConfigError
+from imad.metrics import escalated_totals
 
 
 @dataclass(frozen=True)
@@ -86,27 +88,11 @@ def deferral_curve(score: Any, data: Outcomes) -> DeferralCurve:
     if not np.all(np.isfinite(score)):
         raise ConfigError("deferral gate score", "scores must be finite (NaN sorts nowhere)")
     n = data.size
-    order = np.argsort(score, kind="stable")
-    ranked = score[order]
-    gain = (data.debate_correct - data.single_correct)[order]
-    extra = data.debate_tokens[order]
-    k = np.arange(n + 1)
-    # group of equal scores around each cut k: [start, end) in the sorted order
-    starts = np.searchsorted(ranked, ranked, side="left")
-    ends = np.searchsorted(ranked, ranked, side="right")
-    cum_gain = np.concatenate([[0.0], np.cumsum(gain)])
-    cum_extra = np.concatenate([[0.0], np.cumsum(extra)])
-    # for k < n the cut sits before sorted position k, inside the group of position k
-    position = np.minimum(k, n - 1)
-    start, end = starts[position], ends[position]
-    share = np.where(k < n, (k - start) / (end - start), 0.0)
-    expected_gain = np.where(k < n, cum_gain[start] + share * (cum_gain[end] - cum_gain[start]),
-                             cum_gain[n])
-    expected_extra = np.where(k < n, cum_extra[start] + share * (cum_extra[end] - cum_extra[start]),
-                              cum_extra[n])
-    accuracy = (data.single_correct.sum() + expected_gain) / n
-    tokens = (data.single_tokens.sum() + expected_extra) / n
-    return DeferralCurve(k / n, accuracy, tokens)
+    gain = escalated_totals(score, data.debate_correct - data.single_correct, average_ties=True)
+    extra = escalated_totals(score, data.debate_tokens, average_ties=True)
+    accuracy = (data.single_correct.sum() + gain) / n
+    tokens = (data.single_tokens.sum() + extra) / n
+    return DeferralCurve(np.arange(n + 1) / n, accuracy, tokens)
 
 
 GATES = ("router", "confidence_initial", "random", "oracle")

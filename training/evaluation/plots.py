@@ -64,9 +64,9 @@ def _panel(ax, title: str, labels: np.ndarray, p: np.ndarray | None, tau: float,
         return
     bins = calibration_bins(labels, p)
     centres = (np.unique(bin_indices(p)) + 0.5) * width
-    ax.bar(centres, bins.mean_label, width=width, edgecolor="black", color="tab:blue",
+    ax.bar(centres, bins.accuracy, width=width, edgecolor="black", color="tab:blue",
            alpha=0.8, label="accuracy")
-    ax.vlines(centres, bins.mean_label, bins.mean_probability, color="tab:red", linewidth=2,
+    ax.vlines(centres, bins.accuracy, bins.mean_probability, color="tab:red", linewidth=2,
               label="gap to mean p")
     ax.scatter(centres, bins.mean_probability, color="tab:red", marker="_", s=120, zorder=3)
     for x, count in zip(centres, bins.counts, strict=True):

@@ -74,7 +74,8 @@ def evaluate(config: EvaluateConfig, *, model: ChatModel | None = None) -> Evalu
         plots[name] = save_reliability_diagram(
             out / f"reliability-{name}.png", f"{name}: reliability ({scored.labels.size} parsed "
             f"answers)", scored.labels, {name: p for name, p in scored.probabilities.items()
-                                         if name not in REFERENCE_SCORERS}, router.tau, SCORER_TITLES)
+                                         if name not in REFERENCE_SCORERS},
+            router.config.threshold.tau, SCORER_TITLES)
         summary = {"source": dataset, **scored.summary, "plot": plots[name].name,
                    "in_router_training_data": name in training_sets}
         if config.recalibrate is not None:
@@ -90,8 +91,8 @@ def evaluate(config: EvaluateConfig, *, model: ChatModel | None = None) -> Evalu
         scores[name] = scored
     document = {
         "schema": REPORT_SCHEMA,
-        "router": {"name": router.name, "path": str(router_path), "tau": router.tau,
-                   "tau_method": router.tau_method, "training_datasets": training_sets,
+        "router": {"name": router.name, "path": str(router_path), "tau": router.config.threshold.tau,
+                   "tau_method": router.config.threshold.method, "training_datasets": training_sets,
                    "training_models": list(data.model_ids or ()),
                    "training_prompt_versions": list(data.prompt_versions or ())},
         "llm": {"model_id": model.model_id, "spec": spec,

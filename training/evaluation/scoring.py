@@ -83,7 +83,7 @@ def scorer_metrics(labels: np.ndarray, p: np.ndarray, tau: float, n_questions: i
     report["bins"] = {
         "index": np.unique(bin_indices(p)).tolist(),
         "count": bins.counts.tolist(),
-        "accuracy": bins.mean_label.tolist(),
+        "accuracy": bins.accuracy.tolist(),
         "confidence": bins.mean_probability.tolist(),
     }
     return report
@@ -121,7 +121,7 @@ def score_dataset(responses: DatasetResponses, router: Router,
     probabilities.update(reference_probabilities(labels))
     n_questions = len(records)
     scorers = {
-        name: None if p is None else scorer_metrics(labels, p, router.tau, n_questions)
+        name: None if p is None else scorer_metrics(labels, p, router.config.threshold.tau, n_questions)
         for name, p in probabilities.items()
     }
     failures: dict[str, int] = {}

@@ -11,7 +11,8 @@ holds the numerics; this module fits one by name and reads one back from a check
 
 A new calibrator is one class in `kinds` (`@register`, `kind`, its `parameter(row)` fields,
 `apply`, `fit`) plus its tests: `fit_calibrator`, `calibrator_from_dict`, the constraints row,
-the checkpoint section and the model card's parameter line follow from the class.
+the checkpoint section, the model card's parameter line and `imad calibrate --recalibrate`'s
+choices (`RECALIBRATION_METHODS`) follow from the class. This package imports no torch.
 """
 
 from __future__ import annotations
@@ -51,6 +52,13 @@ DEFAULT_METHOD = "auto"
 CALIBRATION_METHODS = (*SELECTORS, *CALIBRATORS)
 LABELLED_METHODS = tuple(name for name, kind in CALIBRATORS.items() if kind.labelled
                          and name != "identity")
+RECALIBRATION_METHODS = tuple(name.replace("_", "-") for name in CALIBRATION_METHODS
+                              if name != IdentityCalibrator.kind)
+"""`imad calibrate --recalibrate`'s choices, hyphenated as the CLI spells them (`base-rate`): every
+method but the identity, which is the router as it is."""
+UNLABELLED_METHODS = tuple(name.replace("_", "-") for name, kind in CALIBRATORS.items()
+                           if not kind.labelled and name != IdentityCalibrator.kind)
+"""The `--recalibrate` choices fitted on unlabelled answers (`prior-shift`)."""
 
 
 def calibrator_from_dict(data: Any) -> Calibrator:
@@ -115,6 +123,7 @@ def fit_calibrator(scores: Sequence[float] | np.ndarray, labels: Sequence[int] |
 
 __all__ = [
     "CALIBRATION_METHODS", "CALIBRATORS", "DEFAULT_METHOD", "IDENTITY", "LABELLED_METHODS",
+    "RECALIBRATION_METHODS", "UNLABELLED_METHODS",
     "BaseRateCalibrator", "CalibrationRecord",
     "Calibrator", "DecreasingCalibratorWarning", "IdentityCalibrator", "IsotonicCalibrator",
     "PlattCalibrator", "PriorShiftCalibrator", "TemperatureCalibrator", "calibrator_from_dict",

@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from imad.metrics import average_ranks
 from imad.router.calibrators import fitting
 from imad.router.calibrators.base import CalibrationRecord, Calibrator, logit
 from imad.router.calibrators.kinds import BaseRateCalibrator, IsotonicCalibrator, PlattCalibrator
@@ -44,12 +45,6 @@ LOSS_CLIP = 1e-3
 side then costs log(1000) ≈ 6.9 rather than infinity, so a candidate is judged on every answer."""
 _Z_ALPHA = 1.6448536269514722
 """The standard normal's 1 − α quantile for α = 0.05 (one-sided)."""
-
-
-def average_ranks(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """1-based ranks of `x`, tied values sharing their mean rank, and the size of each tie."""
-    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
-    return (np.cumsum(counts) - (counts - 1) / 2.0)[inverse], counts
 
 
 def mann_whitney_less(x: np.ndarray, y: np.ndarray) -> float:

@@ -28,7 +28,7 @@ router = APIRouter()
 async def routing_stats(server: Server) -> dict[str, Any]:
     settings, factory, budgets = server.settings, server.factory, server.runner.budgets
     policy = factory.default_policy()
-    return {"router": factory.router.name, "tau": factory.router.tau,
+    return {"router": factory.router.name, "tau": factory.router.config.threshold.tau,
             "ood_statistics": factory.router.ood_detector is not None,
             "ood_policy": policy.ood_policy,
             "target_trigger_rate": settings.target_trigger_rate,

@@ -351,7 +351,7 @@ def test_real_model_two_medqa_questions(embedded_model, fixture_data_dir, tmp_pa
     scores = []
     for question in two:
         result = critique.run(question)
-        scores.append(router.decide(question, result.response).p if result.ok else None)
+        scores.append(router.score(question, result.response).p if result.ok else None)
     cached.close()
     parsed = sorted(p for p in scores if p is not None)
     tau = (parsed[0] + parsed[1]) / 2 if len(parsed) == 2 else 0.0
