@@ -49,7 +49,7 @@ def read_certificate(checkpoint: str | Path) -> Certificate | None:
 
 def certification_section(rows: list[dict[str, Any]], *, certificate: Certificate | None = None,
                           alpha: float | None = None, delta: float = 0.05,
-                          why_none: str = "no router with a certificate was given (--router DIR)"
+                          why_none: str = "no router with a certificate was given (--certificate DIR)"
                           ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """(the top-level `certificate` entry or None, the `certification` section) of the card."""
     if certificate is not None:

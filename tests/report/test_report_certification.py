@@ -1,5 +1,5 @@
 """`imad report`'s certification section: the curve with its bound, the certified and naive
-points and the feasibility line; the certificate of `--router DIR` with the live check of its
+points and the feasibility line; the certificate of `--certificate DIR` with the live check of its
 promise on the labels that came after it (violated when the kept error jumps)."""
 
 from __future__ import annotations
@@ -73,13 +73,13 @@ def test_the_certificate_and_its_live_check_flag_a_jump(router_dir, tmp_path, ca
     for index, row in enumerate(later):  # kept answers, 60% wrong: far above the promised 20%
         set_label(store, Label(row["response_id"], index % 5 < 2))
     store.close()
-    assert main(["report", "--log", str(log), "--router", str(certified), "--json"]) == 0
+    assert main(["report", "--log", str(log), "--certificate", str(certified), "--json"]) == 0
     card = json.loads(capsys.readouterr().out)
     assert card["certificate"]["hash"] == certificate["hash"]
     live = card["certificate"]["live_check"]
     assert live["labels"] == 300 and live["errors"] == 180 and live["violated"]
     assert card["certification"]["alpha"] == 0.2
-    assert main(["report", "--log", str(log), "--router", str(certified)]) == 0
+    assert main(["report", "--log", str(log), "--certificate", str(certified)]) == 0
     text = capsys.readouterr().out
     assert "## Certified threshold" in text and "**VIOLATED**" in text
 
