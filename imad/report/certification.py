@@ -13,7 +13,6 @@ numpy and scipy only, and the router is read from its config.json: no torch.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from imad.decide.certify import GRID, Certificate, certify, live_check, risk_cur
 from imad.decide.certify.feasibility import least_escalation
 from imad.decision_log.columns import SERVED, TIME
 from imad.errors import CheckpointError, ConfigError
+from imad.jsonio import read_untrusted_file
 
 __all__ = ["CURVE_STEP", "certification_section", "read_certificate"]
 
@@ -36,7 +36,7 @@ def read_certificate(checkpoint: str | Path) -> Certificate | None:
     path = Path(checkpoint)
     path = path / "config.json" if path.is_dir() else path
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_untrusted_file(path)
     except (OSError, ValueError) as error:
         raise CheckpointError(f"cannot read the router's config {path}: {error}") from None
     if not isinstance(data, dict) or data.get("certificate") is None:

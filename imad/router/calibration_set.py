@@ -168,11 +168,10 @@ def answer_scores_from_log(router: Router, log: str | Path, *, since: float | No
 
     scores = labelled_scores(log, since=since, until=until, include_unlabelled=True,
                              replica=replica)
-    log = scores.log  # a URL's password hidden
     if not scores.rows:
         raise DatasetError(f"{scores.describe()} (rows that served the single answer and carry "
                            "the router's raw score); record more traffic or widen --since")
-    check_one_network(set(scores.scorers), router, log, "scores")
+    check_one_network(set(scores.scorers), router, scores.log, "scores")  # a URL's password hidden
     labels = [None if np.isnan(value) else int(value) for value in scores.correct]
     return AnswerScores(scores.raw_scores, labels, scores.skipped_unscored, [scores.describe()],
                         traffic=traffic_from_log(router, log, since=since, replica=replica))

@@ -107,7 +107,7 @@ def recalibrate_router(router_path: str | Path | None, corpus: list[str], method
     if method_text is not None:
         config = config.with_threshold(tau, method_text)
     reloaded = save_version(router, config, destination,
-                            lambda written: written.calibrator == calibrator and written.tau == tau,
+                            lambda written: written.calibrator == calibrator and written.config.threshold.tau == tau,
                             "calibrator or τ")
     return CalibrationResult(destination, reloaded, record, calibrator=calibrator)
 

@@ -77,7 +77,7 @@ def test_certify_on_a_log_equals_the_library_and_writes_a_certified_version(rout
     assert printed["certificate"] == expected.to_dict()
     assert printed["certificate"]["labels"]["first"] == T0
     certified = Router.load(out)
-    assert certified.tau == expected.tau
+    assert certified.config.threshold.tau == expected.tau
     assert certified.config.record.certificate == expected
     card = (out / "README.md").read_text()
     assert expected.hash in card and f"{expected.tau:g}" in card

@@ -135,6 +135,6 @@ def test_recalibration_rechooses_tau_for_the_rate_it_was_chosen_for(router_dir, 
            "logged decisions" in out
     assert "escalation rate on the 200 logged decisions: 0.2500 (50 escalated" in out
     platt = Router.load(tmp_path / "platt")
-    assert int((platt.calibrator.apply(np.asarray(raws)) < platt.tau).sum()) == 50
-    assert platt.tau != Router.load(tmp_path / "rated").tau
+    assert int((platt.calibrator.apply(np.asarray(raws)) < platt.config.threshold.tau).sum()) == 50
+    assert platt.config.threshold.tau != Router.load(tmp_path / "rated").config.threshold.tau
     assert platt.config.threshold.method.startswith("re-chosen for the checkpoint's target trigger")

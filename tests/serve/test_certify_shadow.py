@@ -68,7 +68,7 @@ def test_certify_on_a_shadow_log_equals_the_library(tmp_path):
     assert (printed["tau"], printed["labelled"], printed["kept"], printed["upper_bound"]) == (
         expected.tau, expected.labelled, expected.kept, expected.upper_bound)
     assert printed == expected.to_dict()
-    assert Router.load(tmp_path / "certified").tau == expected.tau
+    assert Router.load(tmp_path / "certified").config.threshold.tau == expected.tau
     served_certificate(tmp_path, expected, log)
 
 
