@@ -63,8 +63,27 @@ def newer(path):
     connection.close()
 
 
+def edited(*statements):
+    """A log imad wrote, then changed by `statements` (its header still right)."""
+    def make(path):
+        from imad.decision_log import DecisionLog
+
+        DecisionLog(path).close()
+        connection = sqlite3.connect(path)
+        connection.executescript(";".join(statements))
+        connection.close()
+    return make
+
+
 @pytest.mark.parametrize(("make", "message"), [
     (foreign, "is a SQLite database but not an imad decision log"),
+    # each started, then dropped every row: written 0, dropped {other: n}
+    (edited("ALTER TABLE decisions RENAME TO rows", "CREATE VIEW decisions AS SELECT * FROM rows"),
+     "is damaged: its tables are not the ones imad writes (decisions is a view, not a table)"),
+    (edited("CREATE TABLE copy AS SELECT * FROM decisions", "DROP TABLE decisions",
+            "ALTER TABLE copy RENAME TO decisions"), "decisions lacks UNIQUE(response_id)"),
+    (edited("UPDATE meta SET value = '0' WHERE key = 'schema_version'"),
+     "schema_version '0' is not a version imad writes"),
     (newer, f"schema version {SCHEMA_VERSION + 3}, newer than the version {SCHEMA_VERSION}"),
     (lambda path: path.write_text("hello\n"), "is not a SQLite database"),
     (lambda path: path.mkdir(), "is a directory"),
