@@ -81,10 +81,12 @@ def run_entry_point(prog: str, run: Callable[[], int | None], *, debug: bool = F
         return EXIT_FAILED
 
 
-def print_json(data: Any) -> None:
-    """`data` as indented JSON on stdout, non-ASCII text as written: every command's `--json`."""
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+def print_json(data: Any, *, allow_nan: bool = True) -> None:
+    """`data` as indented JSON on stdout, non-ASCII text as written: every command's `--json`.
+    `allow_nan=False`: a NaN or infinity is a ValueError before anything is printed (a card
+    promised to be finite is never printed half or as invalid JSON)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=allow_nan)
+    sys.stdout.write(text + "\n")
 
 
 def _detach_stdout() -> None:
