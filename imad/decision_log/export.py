@@ -22,6 +22,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,14 +41,14 @@ def export_log(store: LogStore, fmt: str, out: str | Path | None, *,
     """Write the log's rows as `fmt` to `out` (stdout for JSON lines when None); rows written."""
     if fmt not in FORMATS:
         raise ConfigError("--format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
-    rows = store.rows(since=since, model=model)
-    if fmt == "parquet":
+    if fmt == "parquet" and out is None:
+        raise ConfigError("--out", "Parquet is binary: give --out FILE.parquet")
+    with closing(store.rows(since=since, model=model)) as rows:  # ended before the store closes
+        if fmt == "parquet":
+            return _atomic(Path(out), store.path, "wb", lambda handle: write_parquet(store, rows, handle))
         if out is None:
-            raise ConfigError("--out", "Parquet is binary: give --out FILE.parquet")
-        return _atomic(Path(out), store.path, "wb", lambda handle: write_parquet(store, rows, handle))
-    if out is None:
-        return write_jsonl(rows, sys.stdout)
-    return _atomic(Path(out), store.path, "w", lambda handle: write_jsonl(rows, handle))
+            return write_jsonl(rows, sys.stdout)
+        return _atomic(Path(out), store.path, "w", lambda handle: write_jsonl(rows, handle))
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], handle: IO[str]) -> int:
