@@ -100,8 +100,7 @@ def watch_stdout() -> Iterator[_WatchedStdout]:
 def finish_output(prog: str, status: int, watched: _WatchedStdout) -> int:
     """Flush stdout and return `status`, or the status of an output that did not arrive: 141
     when the reader went away, 3 with one `error:` line when stdout refused it (`> /dev/full`,
-    a full disk), also where the writer swallowed the error (argparse's `--help` did, and
-    exited 0 having printed nothing)."""
+    a full disk), also where the writer swallowed the error (argparse's `--help` does)."""
     if isinstance(watched.failure, BrokenPipeError):
         _detach_stdout()
         return EXIT_BROKEN_PIPE

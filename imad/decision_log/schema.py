@@ -6,7 +6,13 @@ Schema version 1 (one file, three tables):
   (an integer as text), `created` (unix seconds). A file without it, or with another `format`,
   is another program's database and is refused (`DecisionLogFormatError`); a `schema_version`
   above `SCHEMA_VERSION` was written by a newer imad and is refused (`DecisionLogVersionError`
-  naming both versions), so an old reader never misreads a newer log.
+  naming both versions), so an old reader never misreads a newer log; one that is missing, not
+  an integer or below 1 is damage (`DecisionLogFormatError` naming the value).
+- The tables must be the ones `table_ddl` creates (`check_shape`, `imad.decision_log.shape`):
+  `decisions` a table, not a view, with its `UNIQUE(id)` (the writer's insert relies on it), its
+  time index and label trigger, each column of its type and NOT NULL as imad declares it; the
+  writer and every reader refuse a file that differs, listing what differs, before anything is
+  written (otherwise its rows would be dropped, or read, wrongly).
 - `decisions(seq INTEGER PRIMARY KEY AUTOINCREMENT, <one column per LogColumn>)`: one row per
   decision, `id` unique. `seq` is the insertion order; pruning (`max_rows`) deletes the lowest.
   A column the list gains later is added with `ALTER TABLE … ADD COLUMN` on open (older rows
