@@ -100,3 +100,23 @@ def test_a_file_that_is_not_a_decision_log_is_exit_3(router_dir, capsys, tmp_pat
     assert message in err and str(path) in err and "Traceback" not in err
     assert "server_ready" not in err
     assert (path.read_bytes() if path.is_file() else None) == before
+
+
+@pytest.mark.slow
+def test_the_server_process_refuses_a_log_with_a_view_for_its_table(router_dir, tmp_path):
+    """The reported reproduction, as a real `imad serve` process: it started and dropped every
+    row (`written: 0, dropped: {other: 3}`); now it exits 3 before serving, naming the file."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    path = tmp_path / "x.db"
+    edited("ALTER TABLE decisions RENAME TO rows", "CREATE VIEW decisions AS SELECT * FROM rows")(path)
+    done = subprocess.run(
+        [sys.executable, "-m", "imad.cli.main", "serve", "--router", str(router_dir), "--port", "0",
+         "--decision-log", str(path)], capture_output=True, text=True, cwd=REPO_ROOT, timeout=180)
+    assert done.returncode == 3, done.stderr
+    assert (f"imad serve: error: decision log {path} is damaged: its tables are not the ones imad "
+            "writes (decisions is a view, not a table)") in done.stderr
+    assert "server_ready" not in done.stderr + done.stdout and "Traceback" not in done.stderr
