@@ -12,20 +12,15 @@ import sys
 import pytest
 
 from imad.cli.main import main
-from imad.decision_log import DecisionLog
 from tests.conftest import REPO_ROOT
-from tests.decision_log.rows import decision_row
+from tests.decision_log.rows import write_log
 
 FULL = "cannot write standard output (No space left on device); the output is incomplete"
 
 
 @pytest.fixture
 def log(tmp_path):
-    path = tmp_path / "log.db"
-    with DecisionLog(path) as writer:
-        for index in range(40):
-            writer.record(decision_row(index))
-    return path
+    return write_log(tmp_path / "log.db", 40)
 
 
 COMMANDS = {
