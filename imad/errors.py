@@ -260,7 +260,7 @@ class DecisionLogVersionError(DecisionLogError):
 
     def __init__(self, path: str, found: int, supported: int) -> None:
         super().__init__(f"decision log {path} has schema version {found}, newer than the version "
-                         f"{supported} this imad reads; upgrade imad, or point --log at another file")
+                         f"{supported} this imad reads; upgrade imad, or give another file")
         self.found = found
         self.supported = supported
 

@@ -200,13 +200,20 @@ def debate_in_shadow(pipeline: Pipeline, result: PipelineAnswer, decision_id: st
 def record_decision(log: DecisionLog, result: PipelineAnswer, args: argparse.Namespace,
                     router: Router, *, budgeted: bool, decision_id: str) -> None:
     """One decision-log row for this run, under its fresh id (each run is one decision), which
-    stderr names so the answer can be labelled later (`imad log label`)."""
+    stderr names so the answer can be labelled later (`imad log label`). "logged" is said once
+    the row is written: the writer is waited for, and a row it dropped is a warning naming why."""
     from imad.decision_log.answer_row import answer_row, router_identity
 
     log.record(answer_row(result, completion_id=decision_id, model=args.llm, backend=args.backend,
                           identity=router_identity(router),
                           policy_rule="budget" if budgeted else "fixed"))
-    print(f"decision logged as {decision_id} in {log.path}", file=sys.stderr)
+    log.flush()
+    if log.stats["written"] + log.stats["duplicates"]:
+        print(f"decision logged as {decision_id} in {log.path}", file=sys.stderr)
+        return
+    dropped = ", ".join(sorted(log.stats.group("dropped")))
+    print(f"warning: decision {decision_id} was not logged in {log.path} (dropped: "
+          f"{dropped or 'unknown'}); the answer stands", file=sys.stderr)
 
 
 def no_answer_reason(result: PipelineAnswer) -> str:

@@ -17,7 +17,15 @@ import sys
 from collections.abc import Sequence
 
 from imad import __version__
-from imad.commandline.entry import EXIT_STATUS_HELP, EXIT_USAGE, debug_requested, run_entry_point
+from imad.commandline.entry import (
+    EXIT_OK,
+    EXIT_STATUS_HELP,
+    EXIT_USAGE,
+    debug_requested,
+    finish_output,
+    run_entry_point,
+    watch_stdout,
+)
 
 DEBUG_HELP = "show the traceback of an error instead of one 'error: …' line (also IMAD_DEBUG=1)"
 
@@ -78,7 +86,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     debug = debug_requested(arguments)
     parser = build_parser()
-    args = parser.parse_args(arguments)
+    with watch_stdout() as watched:
+        try:
+            args = parser.parse_args(arguments)
+        except SystemExit:  # --help, --version or a usage error, printed: exits as argparse says
+            refused = finish_output("imad", EXIT_OK, watched)  # unless stdout refused the text
+            if refused != EXIT_OK:
+                return refused
+            raise
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         written = write_report(card, args.out)
         print(f"wrote {', '.join(str(path) for path in written)}", file=sys.stderr)
     if args.json:
-        print_json(card)
+        print_json(card, allow_nan=False)  # the card holds no NaN: a guard, not a rule
     elif args.out is None:
         sys.stdout.write(render_markdown(card, {}))
     return 0

@@ -7,7 +7,8 @@ failed (no answer, a failed call, a bad file). `--debug` or `IMAD_DEBUG=1` re-ra
 so the traceback shows. An error that is not typed is a bug: it still prints one line and
 exits 3, and asks for `--debug` to see where it came from. A reader that closes the pipe early
 (`imad ask … --json | head -c 10`) ends the command quietly with 141 (128 + SIGPIPE), as a
-shell tool killed by SIGPIPE does.
+shell tool killed by SIGPIPE does; a stdout that refuses the output (`> /dev/full`, a full
+disk) is one `error:` line and 3 (`finish_output`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from imad.errors import ConfigError, DecisionLogDatabaseError, ImadError, InvalidQuestionError
@@ -61,9 +63,8 @@ def run_entry_point(prog: str, run: Callable[[], int | None], *, debug: bool = F
     `prog` names the command in each message ("imad ask", "python -m training.fit").
     """
     try:
-        status = int(run() or EXIT_OK)
-        sys.stdout.flush()  # inside the try: a closed pipe fails here, not at interpreter exit
-        return status
+        with watch_stdout() as watched:
+            status = int(run() or EXIT_OK)
     except BrokenPipeError:
         _detach_stdout()
         return EXIT_BROKEN_PIPE
@@ -78,15 +79,85 @@ def run_entry_point(prog: str, run: Callable[[], int | None], *, debug: bool = F
     except Exception as error:  # a bug, not bad input: one line, the traceback behind --debug
         if debug:
             raise
+        if error is watched.failure:
+            return _stdout_failed(prog, error)
         print(f"{prog}: error: unexpected {type(error).__name__}: {error} (this is a bug in "
               "imad; rerun with --debug for the traceback)", file=sys.stderr)
         return EXIT_FAILED
+    return finish_output(prog, status, watched)
 
 
-def print_json(data: Any) -> None:
-    """`data` as indented JSON on stdout, non-ASCII text as written: every command's `--json`."""
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+@contextmanager
+def watch_stdout() -> Iterator[_WatchedStdout]:
+    """Within the block, sys.stdout notes a failed write (`_WatchedStdout`); restored after."""
+    watched = _WatchedStdout(sys.stdout)
+    sys.stdout = watched
+    try:
+        yield watched
+    finally:
+        if sys.stdout is watched:
+            sys.stdout = watched.stream
+
+
+def finish_output(prog: str, status: int, watched: _WatchedStdout) -> int:
+    """Flush stdout and return `status`, or the status of an output that did not arrive: 141
+    when the reader went away, 3 with one `error:` line when stdout refused it (`> /dev/full`,
+    a full disk), also where the writer swallowed the error (argparse's `--help` does)."""
+    if isinstance(watched.failure, BrokenPipeError):
+        _detach_stdout()
+        return EXIT_BROKEN_PIPE
+    if watched.failure is not None:
+        return _stdout_failed(prog, watched.failure)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _detach_stdout()
+        return EXIT_BROKEN_PIPE
+    except OSError as error:
+        return _stdout_failed(prog, error)
+    return status
+
+
+class _WatchedStdout:
+    """stdout as a command writes it: the same stream, noting the OSError a write or flush
+    raised, so the entry point tells "stdout refused the output" from a bug (the error itself
+    propagates unchanged)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.failure: OSError | None = None
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError as error:
+            self.failure = error
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as error:
+            self.failure = error
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _stdout_failed(prog: str, error: OSError) -> int:
+    print(f"{prog}: error: cannot write standard output ({error.strerror or error}); the output "
+          "is incomplete: check the disk or the file it was sent to", file=sys.stderr)
+    _detach_stdout()  # the interpreter's last flush would fail on it again
+    return EXIT_FAILED
+
+
+def print_json(data: Any, *, allow_nan: bool = True) -> None:
+    """`data` as indented JSON on stdout, non-ASCII text as written: every command's `--json`.
+    `allow_nan=False`: a NaN or infinity is a ValueError before anything is printed (a card
+    promised to be finite is never printed half or as invalid JSON)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=allow_nan)
+    sys.stdout.write(text + "\n")
 
 
 def _detach_stdout() -> None:

@@ -107,7 +107,8 @@ class Real(Constraint):
     """A float between `low` and `high`; `closed` says which ends belong ("both", "left",
     "right", "neither"). ±inf is refused unless `finite=False`, NaN unless `nan=True` (a metric
     undefined on its data), and always a subnormal number (0 < |x| < 2.2e-308: τ = 1e-320 in a
-    checkpoint is damage, not a threshold). Ints become floats, unless `as_float=False` keeps them ints (a
+    checkpoint is damage, not a threshold) or a nonzero text too small for a float (1e-400, which
+    would read as 0). Ints become floats, unless `as_float=False` keeps them ints (a
     stored record written back as it was read)."""
 
     low: float | None = None
@@ -143,7 +144,11 @@ class Real(Constraint):
         return number
 
     def parse(self, text: str) -> float:
-        return float(_number_text(text, _REAL_TEXT))
+        stripped = _number_text(text, _REAL_TEXT)
+        number = float(stripped)
+        if number == 0 and any(digit in "123456789" for digit in stripped.lower().partition("e")[0]):
+            raise Refused  # 1e-400 underflows to 0: a nonzero setting never reads as 0
+        return number
 
     def __str__(self) -> str:
         kind = "a finite number" if self.finite else "a number"

@@ -7,10 +7,12 @@ completion, so a warehouse can de-duplicate on `id`).
 
 JSON lines keep the JSON columns (reasons, features, tokens) as JSON values; Parquet stores
 them as JSON text (their keys differ between routers, which a fixed Parquet struct cannot
-hold). Parquet needs pyarrow (`pip install 'imad[parquet]'`). A file is written to a
-temporary name beside `--out` and renamed, so a failed export never leaves half a file; a link
-is followed (its target is replaced, not the link), a device or FIFO (`/dev/null`,
-`/dev/stdout`) is written in place, and the log itself (or its journal) is refused as `--out`.
+hold). Both stream: rows come from a cursor and Parquet is written in row groups of
+`PARQUET_BATCH_ROWS`, so memory does not grow with the log. Parquet needs pyarrow (`pip
+install 'imad[parquet]'`). A file is written to a temporary name beside `--out` and renamed, so
+a failed export never leaves half a file; a link is followed (its target is replaced, not the
+link), a device or FIFO (`/dev/null`, `/dev/stdout`) is written in place, and the log itself
+(or its journal) is refused as `--out`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,6 +30,8 @@ from imad.decision_log.store import LogStore
 from imad.errors import ConfigError, DecisionLogError, MissingDependencyError
 
 FORMATS = ("jsonl", "parquet")
+PARQUET_BATCH_ROWS = 4_096
+"""Rows per Parquet row group: what the export holds in memory at once."""
 LABEL_FIELDS = (("correct", "bool"), ("debate_correct", "bool"), ("label_source", "string"),
                 ("label_time", "float64"), ("label_changes", "int64"))
 
@@ -36,14 +41,14 @@ def export_log(store: LogStore, fmt: str, out: str | Path | None, *,
     """Write the log's rows as `fmt` to `out` (stdout for JSON lines when None); rows written."""
     if fmt not in FORMATS:
         raise ConfigError("--format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
-    rows = store.rows(since=since, model=model)
-    if fmt == "parquet":
+    if fmt == "parquet" and out is None:
+        raise ConfigError("--out", "Parquet is binary: give --out FILE.parquet")
+    with closing(store.rows(since=since, model=model)) as rows:  # ended before the store closes
+        if fmt == "parquet":
+            return _atomic(Path(out), store.path, "wb", lambda handle: write_parquet(store, rows, handle))
         if out is None:
-            raise ConfigError("--out", "Parquet is binary: give --out FILE.parquet")
-        return _atomic(Path(out), store.path, "wb", lambda handle: write_parquet(store, rows, handle))
-    if out is None:
-        return write_jsonl(rows, sys.stdout)
-    return _atomic(Path(out), store.path, "w", lambda handle: write_jsonl(rows, handle))
+            return write_jsonl(rows, sys.stdout)
+        return _atomic(Path(out), store.path, "w", lambda handle: write_jsonl(rows, handle))
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], handle: IO[str]) -> int:
@@ -55,27 +60,48 @@ def write_jsonl(rows: Iterable[dict[str, Any]], handle: IO[str]) -> int:
 
 
 def write_parquet(store: LogStore, rows: Iterator[dict[str, Any]], handle: IO[bytes]) -> int:
+    """Write `rows` as Parquet, `PARQUET_BATCH_ROWS` at a time, one row group each: memory
+    stays that of one batch however long the log (the rows come from a cursor, not a list)."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as error:
         raise MissingDependencyError("pyarrow", "pip install 'imad[parquet]'",
                                      "imad log export --format parquet") from error
+    schema = parquet_schema(store, pa)
+    as_text = [c.name for c in store.readable if c.codec == "json"]
+    count = 0
+    with pq.ParquetWriter(handle, schema) as writer:
+        for batch in _batches(rows, PARQUET_BATCH_ROWS):
+            for row in batch:
+                for name in as_text:
+                    if row[name] is not None:
+                        row[name] = json.dumps(row[name], ensure_ascii=False)
+            writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=schema))
+            count += len(batch)
+    return count
+
+
+def parquet_schema(store: LogStore, pa: Any) -> Any:
+    """The Parquet columns of `store`'s log: each readable column by its SQLite type (booleans as
+    bool, JSON columns as text), then the label fields."""
     types = {"TEXT": pa.string(), "REAL": pa.float64(), "INTEGER": pa.int64()}
     fields = [pa.field(c.name, pa.bool_() if c.codec == "bool" else types[c.sqlite_type])
               for c in store.readable]
     fields += [pa.field(name, getattr(pa, "bool_" if kind == "bool" else kind)())
                for name, kind in LABEL_FIELDS]
-    schema = pa.schema(fields)
-    as_text = [c.name for c in store.readable if c.codec == "json"]
-    records = []
+    return pa.schema(fields)
+
+
+def _batches(rows: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
     for row in rows:
-        for name in as_text:
-            if row[name] is not None:
-                row[name] = json.dumps(row[name], ensure_ascii=False)
-        records.append(row)
-    pq.write_table(pa.Table.from_pylist(records, schema=schema), handle)
-    return len(records)
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _atomic(path: Path, log: Path, mode: str, write) -> int:

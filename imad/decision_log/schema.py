@@ -6,7 +6,13 @@ Schema version 1 (one file, three tables):
   (an integer as text), `created` (unix seconds). A file without it, or with another `format`,
   is another program's database and is refused (`DecisionLogFormatError`); a `schema_version`
   above `SCHEMA_VERSION` was written by a newer imad and is refused (`DecisionLogVersionError`
-  naming both versions), so an old reader never misreads a newer log.
+  naming both versions), so an old reader never misreads a newer log; one that is missing, not
+  an integer or below 1 is damage (`DecisionLogFormatError` naming the value).
+- The tables must be the ones `table_ddl` creates (`check_shape`, `imad.decision_log.shape`):
+  `decisions` a table, not a view, with its `UNIQUE(id)` (the writer's insert relies on it), its
+  time index and label trigger, each column of its type and NOT NULL as imad declares it; the
+  writer and every reader refuse a file that differs, listing what differs, before anything is
+  written (otherwise its rows would be dropped, or read, wrongly).
 - `decisions(seq INTEGER PRIMARY KEY AUTOINCREMENT, <one column per LogColumn>)`: one row per
   decision, `id` unique. `seq` is the insertion order; pruning (`max_rows`) deletes the lowest.
   A column the list gains later is added with `ALTER TABLE … ADD COLUMN` on open (older rows
@@ -25,6 +31,7 @@ only the last transactions on a power cut; FULL costs an fsync per batch.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
 import time
@@ -32,12 +39,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from imad.decision_log.columns import ID, TIME, LogColumn
+from imad.decision_log.shape import expected_catalogue, shape_problems, sqlite_catalogue
 from imad.errors import DecisionLogError, DecisionLogFormatError, DecisionLogVersionError
 
 FORMAT = "imad-decision-log"
 SCHEMA_VERSION = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
 LABEL_SOURCES = ("user", "judge", "gold")
+SHOWN_PROBLEMS = 6
+"""How many of a damaged log's shape problems its error lists."""
 
 _UNWRITABLE = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_FULL", "SQLITE_IOERR", "SQLITE_PERM",
                "SQLITE_AUTH")
@@ -83,7 +93,7 @@ def check_header(path: Path) -> None:
                                "socket); give the path of a file")
     if head and head != SQLITE_HEADER:
         raise DecisionLogFormatError(f"{path} is not a SQLite database (its first bytes are "
-                                     f"{head[:8]!r}); give --log a decision log imad wrote")
+                                     f"{head[:8]!r}); give a decision log imad wrote")
 
 
 def table_ddl(columns: Sequence[LogColumn]) -> list[str]:
@@ -108,22 +118,38 @@ def ensure_schema(connection: sqlite3.Connection, path: Path,
 
     Runs in one `BEGIN IMMEDIATE` transaction, so two workers opening a new file at once create
     it once."""
-    if refuse_foreign(connection, path):
+    if refuse_foreign(connection, path, columns):
         if _missing_columns(connection, columns):
             _in_transaction(connection, lambda: _add_columns(connection, columns))
         return
     _in_transaction(connection, lambda: _create(connection, path, columns))
 
 
-def refuse_foreign(connection: sqlite3.Connection, path: Path) -> bool:
-    """Refuse a file that holds tables but is not a log this imad reads; True when it is one,
-    False when it is empty. Run before anything writes, so a refused file is left unchanged."""
+def refuse_foreign(connection: sqlite3.Connection, path: Path,
+                   columns: Sequence[LogColumn]) -> bool:
+    """Refuse a file that holds tables but is not a log this imad reads and writes (its meta
+    header, then its tables' shape: `check_shape`); True when it is one, False when it is empty.
+    Run before anything writes, so a refused file is left unchanged."""
     tables = _tables(connection, path)
     if tables and "meta" not in tables:
         raise DecisionLogFormatError(_foreign(path, f"it holds the tables {', '.join(sorted(tables))}"))
     if tables:
         check_meta(connection, path)
+        check_shape(connection, path, columns)
     return bool(tables)
+
+
+def check_shape(connection: sqlite3.Connection, path: Path, columns: Sequence[LogColumn]) -> None:
+    """Refuse a log whose tables differ from the ones `table_ddl` creates (a view for a table, a
+    lost UNIQUE, index or trigger, another column type): its rows would be dropped or misread.
+    Columns the file lacks are not refused: the writer adds them, readers read NULL."""
+    problems = shape_problems(expected_catalogue(tuple(table_ddl(columns))),
+                              sqlite_catalogue(connection), growing=("decisions",))
+    if problems:
+        shown = "; ".join(problems[:SHOWN_PROBLEMS]) + (
+            f"; and {len(problems) - SHOWN_PROBLEMS} more" if len(problems) > SHOWN_PROBLEMS else "")
+        raise DecisionLogFormatError(f"decision log {path} is damaged: its tables are not the ones "
+                                     f"imad writes ({shown}); move it aside and start a new log")
 
 
 def check_meta(connection: sqlite3.Connection, path: Path) -> int:
@@ -134,14 +160,20 @@ def check_meta(connection: sqlite3.Connection, path: Path) -> int:
         raise DecisionLogFormatError(_foreign(path, f"its meta table is unreadable ({error})")) from error
     if meta.get("format") != FORMAT:
         raise DecisionLogFormatError(_foreign(path, f"its meta table names format {meta.get('format')!r}"))
-    try:
-        version = int(meta.get("schema_version", ""))
-    except ValueError as error:
+    if "schema_version" not in meta:
+        raise DecisionLogFormatError(f"decision log {path}: its meta table has no schema_version; "
+                                     "the file is damaged")
+    stored = meta["schema_version"]
+    if not (isinstance(stored, str) and re.fullmatch(r"-?[0-9]+", stored)):
         raise DecisionLogFormatError(
-            f"decision log {path}: schema_version {meta.get('schema_version')!r} is not an integer; "
-            "the file is damaged") from error
+            f"decision log {path}: schema_version {stored!r} is not an integer; the file is damaged")
+    version = int(stored)
     if version > SCHEMA_VERSION:
         raise DecisionLogVersionError(str(path), version, SCHEMA_VERSION)
+    if version < 1:
+        raise DecisionLogFormatError(
+            f"decision log {path}: schema_version {stored!r} is not a version imad writes (1 to "
+            f"{SCHEMA_VERSION}); the file is damaged")
     return version
 
 
@@ -195,5 +227,5 @@ def _in_transaction(connection: sqlite3.Connection, work) -> None:
 
 
 def _foreign(path: Path, found: str) -> str:
-    return (f"{path} is a SQLite database but not an imad decision log ({found}); give --log a "
-            "decision log imad wrote, or a new path")
+    return (f"{path} is a SQLite database but not an imad decision log ({found}); give a decision "
+            "log imad wrote, or a new path")

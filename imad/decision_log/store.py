@@ -20,7 +20,6 @@ from urllib.request import pathname2url
 from imad.decision_log.columns import ID, LOG_COLUMNS, MODEL, TIME, LogColumn, check_columns, is_log_time
 from imad.decision_log.schema import (
     check_header,
-    check_meta,
     ensure_schema,
     error_kind,
     file_columns,
@@ -104,9 +103,10 @@ class LogStore:
         `debate_correct`, `label_source`, `label_time`, `label_changes`; None when unlabelled).
 
         `names`: only these columns (those the file lacks read None), so a report over a large
-        log does not decode every row's features."""
+        log does not decode every row's features. `time` is always read and checked, so every
+        reader refuses the same damaged rows."""
         readable = self.readable if names is None else tuple(
-            column for column in self.readable if column.name in set(names))
+            column for column in self.readable if column.name in {*names, TIME})
         missing = () if names is None else tuple(
             name for name in names if name not in {column.name for column in readable})
         selected = ", ".join(f"d.{column.name}" for column in readable)
@@ -181,7 +181,7 @@ def open_store(path: str | Path, columns: Sequence[LogColumn] = LOG_COLUMNS, *,
     connection = sqlite3.connect(str(path), timeout=busy_timeout_s, isolation_level=None,
                                  check_same_thread=False)
     try:
-        refuse_foreign(connection, path)  # before WAL mode changes the file's header
+        refuse_foreign(connection, path, columns)  # before WAL mode changes the file's header
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute(f"PRAGMA synchronous={synchronous}")
         ensure_schema(connection, path, columns)
@@ -222,8 +222,9 @@ def open_for_reading(path: str | Path, columns: Sequence[LogColumn] = LOG_COLUMN
     try:
         if path.stat().st_size == 0:
             raise DecisionLogFormatError(f"decision log {path} is empty; no decision was logged")
-        ensure_readable(connection, path)
-        return LogStore(connection, path, check_columns(columns))
+        columns = check_columns(columns)
+        ensure_readable(connection, path, columns)
+        return LogStore(connection, path, columns)
     except sqlite3.Error as error:
         connection.close()
         raise read_error(path, error) from error
@@ -232,15 +233,12 @@ def open_for_reading(path: str | Path, columns: Sequence[LogColumn] = LOG_COLUMN
         raise
 
 
-def ensure_readable(connection: sqlite3.Connection, path: Path) -> None:
-    """Check format and version without creating anything (a reader never writes the schema)."""
-    tables = {row[0] for row in connection.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
-    if "meta" not in tables or "decisions" not in tables:
-        found = ", ".join(sorted(tables)) or "no tables"
+def ensure_readable(connection: sqlite3.Connection, path: Path, columns: Sequence[LogColumn]) -> None:
+    """Check format, version and the tables' shape without creating anything (a reader never
+    writes the schema): the writer's rule (`refuse_foreign`), and a file without tables is refused."""
+    if not refuse_foreign(connection, path, columns):
         raise DecisionLogFormatError(f"{path} is a SQLite database but not an imad decision log "
-                                     f"(it holds {found}); give --log a decision log imad wrote")
-    check_meta(connection, path)
+                                     "(it holds no tables); give a decision log imad wrote")
 
 
 def read_error(path: Path, error: sqlite3.Error) -> DecisionLogError:

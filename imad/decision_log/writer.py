@@ -91,13 +91,15 @@ class DecisionLog:
         self.stats = EventCounts(LOG_EVENTS, on_count=on_count, on_listener_error=self._listener_failed)
         self._options = {"busy_timeout_s": busy_timeout_s, "synchronous": synchronous}
         self._reasons_logged: set[str] = set()
+        self._unopened = "unwritable"
+        """Why the file last failed to open: the reason rows are dropped while it cannot be."""
         self._closed = False
         self._closing = threading.Event()
         self._start(queue_size)
         try:  # a database that cannot be reached at start is an error, a full disk is not
             self._store: LogStore | None = (open_writer_store(self.location, self.columns,
                                                               stop=self._closing)
-                                            if self.location.database else self._open())
+                                            if self.location.database else self._open(refuse=True))
         except BaseException:
             self._queue.put(_STOP)
             raise
@@ -190,12 +192,22 @@ class DecisionLog:
 
     # --- the writer thread -----------------------------------------------------------------
 
-    def _open(self) -> LogStore | None:
-        """The store, or None (rows dropped and counted) when the disk refuses the file."""
+    def _open(self, *, refuse: bool = False) -> LogStore | None:
+        """The store, or None (rows dropped and counted) when the disk refuses the file. A file
+        that is not a log this imad writes raises with `refuse` (when the log is opened, before
+        serving); later (a reopen after a fork, on the writer thread) its rows are dropped as
+        "damaged", since raising there would end the writer thread."""
         try:
             return open_writer_store(self.location, self.columns, stop=self._closing, **self._options)
         except STORE_ERRORS as error:
-            self._note(failure_kind(error), f"cannot open {self.path}: {error}")
+            self._unopened = failure_kind(error)
+            self._note(self._unopened, f"cannot open {self.path}: {error}")
+            return None
+        except DecisionLogError as error:
+            if refuse:
+                raise
+            self._unopened = "damaged"
+            self._note("damaged", str(error))
             return None
 
     def _run(self) -> None:
@@ -256,7 +268,7 @@ class DecisionLog:
         if self._store is None:
             self._store = self._open()
             if self._store is None:
-                self._drop("unwritable", 1, None)
+                self._drop(self._unopened, 1, None)
                 return
         try:
             found = self._store.amend(encoded)
@@ -281,7 +293,7 @@ class DecisionLog:
         if self._store is None:
             self._store = self._open()
             if self._store is None:
-                self._drop("unwritable", len(encoded), None)
+                self._drop(self._unopened, len(encoded), None)
                 return
         try:
             result = self._store.insert(encoded)

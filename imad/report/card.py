@@ -1,7 +1,9 @@
 """The report card of a decision log (issue 32 item 4): one dict, from which the markdown, the
 PNGs and `imad report --json` are all made.
 
-Top level: `rows` (decisions in the selection), `labelled` (of them, with a label), `auroc`
+Top level: `rows` (decisions in the selection), `excluded` (`p_out_of_range`: rows left out
+because their p is not in [0, 1]) with `excluded_note` in words (null when none), `labelled`
+(of the rows, with a label), `auroc`
 (the router's, null when a class has fewer than 10 labels) and `auroc_note` (why, in words),
 then the sections: `volume` (escalation served and would-be, OOD share, by model), `windows`
 (the same per time window, with p's drift), `drift`, `quality` (labelled rows:
@@ -31,8 +33,9 @@ def build_report(rows: Sequence[dict[str, Any]], *, log: str, window_s: float = 
                  since: float | None = None, model: str | None = None, router: str | None = None,
                  samples: int = metrics.BOOTSTRAP_SAMPLES) -> dict[str, Any]:
     """The report card of `rows` (decoded log rows with their labels, in time order); `router`:
-    the `--router` they were selected by."""
-    rows = list(rows)
+    the `--router` they were selected by. Rows whose p is not a probability are left out and
+    counted (`excluded`)."""
+    rows, out_of_range = probability_rows(rows)
     quality = labelled_quality(rows, samples=samples)
     windows = window_rows(rows, window_s)
     drift, window_cards = drift_by_window(windows)
@@ -42,6 +45,10 @@ def build_report(rows: Sequence[dict[str, Any]], *, log: str, window_s: float = 
                       "router": router, "window_hours": window_s / 3600.0},
         "routers_note": routers_note(rows),
         "rows": len(rows),
+        "excluded": {"p_out_of_range": out_of_range},
+        "excluded_note": None if not out_of_range else (
+            f"{out_of_range} decision{'s' if out_of_range > 1 else ''} left out: p outside [0, 1], "
+            "a value imad never writes (the log was edited or damaged)"),
         "labelled": sum(1 for row in rows if row["correct"] is not None),
         "auroc": quality["router"]["auroc"],
         "auroc_note": quality["router"]["auroc_note"],
@@ -51,6 +58,13 @@ def build_report(rows: Sequence[dict[str, Any]], *, log: str, window_s: float = 
         "quality": quality,
         "shadow": shadow_section(rows),
     }
+
+
+def probability_rows(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The rows whose p is a probability in [0, 1] or absent (unscored), and how many were not:
+    p = 1e308 made ECE and Brier infinite, p = 2.0 a reliability bin's mean p above 1."""
+    kept = [row for row in rows if row.get("p") is None or 0.0 <= row["p"] <= 1.0]
+    return kept, len(rows) - len(kept)
 
 
 def volume(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -22,6 +22,8 @@ def render_markdown(card: dict[str, Any], pictures: dict[str, str]) -> str:
                  + (f" of router {selection['router']}" if selection.get("router") else "")
                  + (f", {volume['first']} to {volume['last']}" if card["rows"] else "")
                  + f"; {card['labelled']} labelled.")
+    if card["excluded_note"]:
+        lines += ["", card["excluded_note"][0].upper() + card["excluded_note"][1:] + "."]
     lines += ["", "## Volume and escalation", "",
               "| model | rows | escalated (served) | would escalate | OOD share |",
               "|---|---:|---:|---:|---:|"]

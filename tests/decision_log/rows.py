@@ -42,3 +42,13 @@ def labelled_rows(count: int, seed: int = 0, **kwargs: Any) -> list[tuple[dict[s
         row = decision_row(index, rng=rng, **kwargs)
         rows.append((row, rng.random() < row["p"]))
     return rows
+
+
+def write_log(path: Any, count: int) -> Any:
+    """A decision log at `path` holding `decision_row(0 … count-1)`; the path."""
+    from imad.decision_log import DecisionLog
+
+    with DecisionLog(path) as writer:
+        for index in range(count):
+            writer.record(decision_row(index))
+    return path

@@ -106,6 +106,35 @@ def test_parquet_export_matches_the_jsonl_export(log_path, tmp_path):
     assert table[1]["p"] == decision_row(1)["p"] and table[1]["shadow_debate"] is False
 
 
+def test_parquet_export_streams_row_groups_with_the_same_rows(log_path, tmp_path, monkeypatch):
+    """Batches of 4 rows: 6 rows are 2 row groups, the rows, columns and types those of one
+    table written at once (the export's meaning does not depend on the batch size)."""
+    pa = pytest.importorskip("pyarrow")
+    parquet = pytest.importorskip("pyarrow.parquet")
+    import imad.decision_log.export as export
+
+    whole = tmp_path / "whole.parquet"
+    assert main(["log", "export", "--log", str(log_path), "--format", "parquet", "--out", str(whole)]) == 0
+    monkeypatch.setattr(export, "PARQUET_BATCH_ROWS", 4)
+    batched = tmp_path / "batched.parquet"
+    assert main(["log", "export", "--log", str(log_path), "--format", "parquet", "--out", str(batched)]) == 0
+    assert parquet.ParquetFile(whole).num_row_groups == 1
+    assert parquet.ParquetFile(batched).num_row_groups == 2
+    assert parquet.read_table(batched).equals(parquet.read_table(whole))
+    schema = parquet.read_schema(batched)
+    assert schema.field("p").type == pa.float64() and schema.field("escalated").type == pa.bool_()
+    assert schema.field("features").type == pa.string() and schema.field("label_changes").type == pa.int64()
+
+
+def test_an_empty_selection_exports_the_columns_and_no_rows(log_path, tmp_path):
+    parquet = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "none.parquet"
+    assert main(["log", "export", "--log", str(log_path), "--format", "parquet", "--out", str(out),
+                 "--model", "no-such-model"]) == 0
+    table = parquet.read_table(out)
+    assert table.num_rows == 0 and "response_id" in table.column_names and "correct" in table.column_names
+
+
 def test_labelled_scores_use_single_answer_rows_in_the_time_range(tmp_path):
     path = tmp_path / "log.db"
     with DecisionLog(path) as log:

@@ -65,6 +65,55 @@ def bad_version(path):
     return path
 
 
+def version_as(value):
+    def make(path):
+        valid_log(path)
+        if value is None:
+            sql(path, "DELETE FROM meta WHERE key = 'schema_version'")
+        else:
+            sql(path, "UPDATE meta SET value = ? WHERE key = 'schema_version'", (value,))
+        return path
+    return make
+
+
+def rebuilt(*statements):
+    """A valid log whose tables were then changed by `statements` (another program, a hand edit)."""
+    def make(path):
+        valid_log(path)
+        connection = sqlite3.connect(path)
+        try:
+            connection.executescript(";".join(statements))
+        finally:
+            connection.close()
+        return path
+    return make
+
+
+def without_unique(path):
+    """decisions recreated by `CREATE TABLE … AS SELECT`: same columns, no constraints."""
+    return rebuilt("CREATE TABLE copy AS SELECT * FROM decisions", "DROP TABLE decisions",
+                   "ALTER TABLE copy RENAME TO decisions")(path)
+
+
+def unique_dropped(path):
+    """decisions recreated with every column typed as imad's, the UNIQUE(response_id) left out."""
+    valid_log(path)
+    connection = sqlite3.connect(path)
+    try:
+        (create,) = connection.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'decisions'").fetchone()
+        connection.executescript(
+            "ALTER TABLE decisions RENAME TO old; "
+            + create.replace("NOT NULL UNIQUE", "NOT NULL") + "; "
+            + "INSERT INTO decisions SELECT * FROM old; DROP TABLE old; "
+            "CREATE INDEX decisions_time ON decisions(time); "
+            "CREATE TRIGGER decisions_drop_label AFTER DELETE ON decisions "
+            "BEGIN DELETE FROM labels WHERE id = old.response_id; END")
+    finally:
+        connection.close()
+    return path
+
+
 def text_file(path):
     path.write_text('{"id": "not a database"}\n')
     return path
@@ -91,13 +140,47 @@ FILES = [
     ("newer schema", newer, DecisionLogVersionError,
      f"schema version {SCHEMA_VERSION + 1}, newer than the version {SCHEMA_VERSION}"),
     ("schema version not a number", bad_version, DecisionLogFormatError, "is not an integer"),
+    ("schema version 0", version_as("0"), DecisionLogFormatError,
+     "schema_version '0' is not a version imad writes (1 to"),
+    ("schema version -1", version_as("-1"), DecisionLogFormatError,
+     "schema_version '-1' is not a version imad writes"),
+    ("schema version ' 1'", version_as(" 1"), DecisionLogFormatError,
+     "schema_version ' 1' is not an integer"),
+    ("schema version missing", version_as(None), DecisionLogFormatError,
+     "its meta table has no schema_version"),
+    ("decisions is a view", rebuilt("ALTER TABLE decisions RENAME TO rows",
+                                    "CREATE VIEW decisions AS SELECT * FROM rows"),
+     DecisionLogFormatError, "(decisions is a view, not a table)"),
+    ("decisions without UNIQUE(response_id)", unique_dropped, DecisionLogFormatError,
+     "is damaged: its tables are not the ones imad writes (decisions lacks UNIQUE(response_id))"),
+    ("decisions copied without constraints", without_unique, DecisionLogFormatError,
+     "decisions lacks UNIQUE(response_id)"),
+    ("decisions without its time index", rebuilt("DROP INDEX decisions_time"), DecisionLogFormatError,
+     "(decisions lacks its index on (time))"),
+    ("labels dropped", rebuilt("DROP TABLE labels"), DecisionLogFormatError, "(it has no labels table)"),
+    ("decisions dropped", rebuilt("DROP TABLE decisions"), DecisionLogFormatError,
+     "(it has no decisions table)"),
+    ("p declared TEXT", rebuilt("ALTER TABLE decisions DROP COLUMN p",
+                                "ALTER TABLE decisions ADD COLUMN p TEXT"),
+     DecisionLogFormatError, "(decisions.p holds TEXT, not REAL)"),
+    ("its label trigger dropped", rebuilt("DROP TRIGGER decisions_drop_label"),
+     DecisionLogFormatError, "(decisions lacks the trigger decisions_drop_label)"),
     ("a text file", text_file, DecisionLogFormatError, "is not a SQLite database"),
     ("an empty file", empty, DecisionLogFormatError, "is empty"),
     ("a folder", folder, DecisionLogError, "is a directory"),
     ("a missing file", missing, DecisionLogError, "not found"),
 ]
+@pytest.fixture(scope="module")
+def router_dir(tmp_path_factory):
+    from tests.router.router_helpers import make_router
+
+    return str(make_router().save(tmp_path_factory.mktemp("router") / "router"))
+
+
 COMMANDS = {
     "report": lambda log, tmp: ["report", "--log", str(log), "--json"],
+    "calibrate": lambda log, tmp: ["calibrate", "--router", str(tmp / "router"), "--log", str(log),
+                                   "--target-trigger-rate", "0.2", "--out", str(tmp / "router.1")],
     "export": lambda log, tmp: ["log", "export", "--log", str(log), "--format", "jsonl",
                                 "--out", str(tmp / "out.jsonl")],
     "label": lambda log, tmp: ["log", "label", "--log", str(log), str(tmp / "labels.jsonl")],
@@ -110,19 +193,21 @@ def snapshot(path):
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize(("name", "make", "error", "message"), FILES, ids=[row[0] for row in FILES])
-def test_readers_refuse_with_one_error_line(command, name, make, error, message, tmp_path, capsys):
+def test_readers_refuse_with_one_error_line(command, name, make, error, message, tmp_path, capsys,
+                                           router_dir):
     log = make(tmp_path / "log.db")
     (tmp_path / "labels.jsonl").write_text('{"id": "chatcmpl-000000", "correct": true}\n')
+    (tmp_path / "router").symlink_to(router_dir)
     before = snapshot(log)
     assert main(COMMANDS[command](log, tmp_path)) == 3
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
-    prog = "imad report" if command == "report" else "imad log"
+    prog = "imad log" if command in ("export", "label") else f"imad {command}"
     assert len(lines) == 1 and lines[0].startswith(f"{prog}: error:")
     assert message in lines[0] and str(log) in lines[0]
     assert "Traceback" not in captured.err and captured.out == ""
     assert snapshot(log) == before
-    assert not (tmp_path / "out.jsonl").exists()
+    assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "router.1").exists()
 
 
 WRITER_REFUSES = [row for row in FILES if row[0] not in ("a missing file", "an empty file")]
@@ -291,3 +376,18 @@ def test_a_label_imad_did_not_write_is_one_error_line(value, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "a row holds a value imad did not write (correct holds" in err and "bug in imad" not in err
 
+
+
+@pytest.mark.parametrize("value", ["yesterday", None, 1e20])
+def test_calibrate_refuses_the_rows_report_refuses(value, tmp_path, capsys, router_dir):
+    """`calibrate --target-trigger-rate --log` read only p and the router name, so a row whose
+    time imad never wrote was used there while `imad report` refused the file."""
+    log = valid_log(tmp_path / "log.db")
+    sql(log, "UPDATE decisions SET time = ?", (value,))
+    for argv in (["report", "--log", str(log)],
+                 ["calibrate", "--router", router_dir, "--log", str(log), "--target-trigger-rate",
+                  "0.2", "--out", str(tmp_path / "router.1")]):
+        assert main(argv) == 3
+        err = capsys.readouterr().err
+        assert "a row holds a value imad did not write (time holds" in err, err
+    assert not (tmp_path / "router.1").exists()

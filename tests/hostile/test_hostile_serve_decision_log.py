@@ -63,8 +63,27 @@ def newer(path):
     connection.close()
 
 
+def edited(*statements):
+    """A log imad wrote, then changed by `statements` (its header still right)."""
+    def make(path):
+        from imad.decision_log import DecisionLog
+
+        DecisionLog(path).close()
+        connection = sqlite3.connect(path)
+        connection.executescript(";".join(statements))
+        connection.close()
+    return make
+
+
 @pytest.mark.parametrize(("make", "message"), [
     (foreign, "is a SQLite database but not an imad decision log"),
+    # each started, then dropped every row: written 0, dropped {other: n}
+    (edited("ALTER TABLE decisions RENAME TO rows", "CREATE VIEW decisions AS SELECT * FROM rows"),
+     "is damaged: its tables are not the ones imad writes (decisions is a view, not a table)"),
+    (edited("CREATE TABLE copy AS SELECT * FROM decisions", "DROP TABLE decisions",
+            "ALTER TABLE copy RENAME TO decisions"), "decisions lacks UNIQUE(response_id)"),
+    (edited("UPDATE meta SET value = '0' WHERE key = 'schema_version'"),
+     "schema_version '0' is not a version imad writes"),
     (newer, f"schema version {SCHEMA_VERSION + 3}, newer than the version {SCHEMA_VERSION}"),
     (lambda path: path.write_text("hello\n"), "is not a SQLite database"),
     (lambda path: path.mkdir(), "is a directory"),
@@ -81,3 +100,23 @@ def test_a_file_that_is_not_a_decision_log_is_exit_3(router_dir, capsys, tmp_pat
     assert message in err and str(path) in err and "Traceback" not in err
     assert "server_ready" not in err
     assert (path.read_bytes() if path.is_file() else None) == before
+
+
+@pytest.mark.slow
+def test_the_server_process_refuses_a_log_with_a_view_for_its_table(router_dir, tmp_path):
+    """The reported reproduction, as a real `imad serve` process: it started and dropped every
+    row (`written: 0, dropped: {other: 3}`); now it exits 3 before serving, naming the file."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    path = tmp_path / "x.db"
+    edited("ALTER TABLE decisions RENAME TO rows", "CREATE VIEW decisions AS SELECT * FROM rows")(path)
+    done = subprocess.run(
+        [sys.executable, "-m", "imad.cli.main", "serve", "--router", str(router_dir), "--port", "0",
+         "--decision-log", str(path)], capture_output=True, text=True, cwd=REPO_ROOT, timeout=180)
+    assert done.returncode == 3, done.stderr
+    assert (f"imad serve: error: decision log {path} is damaged: its tables are not the ones imad "
+            "writes (decisions is a view, not a table)") in done.stderr
+    assert "server_ready" not in done.stderr + done.stdout and "Traceback" not in done.stderr

@@ -32,6 +32,9 @@ CASES = [
     (["--shadow", RATE, "abc"], MUST_RATE),
     (["--shadow", RATE, ""], MUST_RATE),
     (["--shadow", RATE, "1e400"], MUST_RATE),
+    (["--shadow", RATE, "1e-320"], MUST_RATE),  # subnormal
+    (["--shadow", RATE, "1e-400"], MUST_RATE),  # underflowed to 0 and was accepted as 0
+    (["--shadow", RATE, "0.5e-330"], MUST_RATE),
     (["--shadow", RATE, "0x1p-2"], MUST_RATE),
     (["--shadow", RATE, "٠.٥"], MUST_RATE),  # Arabic-Indic digits
     (["--shadow", SEED, "-1"], MUST_SEED),
@@ -93,3 +96,15 @@ def test_serve_settings_refuse_the_same_values(fields, name):
 def test_the_sampler_refuses_them_too(rate, seed):
     with pytest.raises(ConfigError):
         ShadowSampler(rate, seed)
+
+
+@pytest.mark.parametrize(("text", "rate"), [("0", 0.0), ("0e-999", 0.0), ("0.000", 0.0),
+                                            ("1e-300", 1e-300), ("1", 1.0)])
+def test_a_rate_is_zero_or_a_normal_float(text, rate):
+    """One rule: 0 (written any way) or a normal float in (0, 1]; never a nonzero text read as 0."""
+    from argparse import Namespace
+
+    from imad.cli.shadow_flags import shadow_from_args
+
+    args = Namespace(shadow=True, shadow_debate_rate=text, shadow_seed=None)
+    assert shadow_from_args(args) == (True, rate, 0)
