@@ -1,7 +1,7 @@
 """Prometheus metrics of the routing server, served at `GET /metrics` (issue 20, SPEC §15).
 
 What an operator of a router must see: requests by model name and status code, decisions by
-outcome (`imad.serve.outcomes`: every request that reached the pipeline in exactly one), the
+outcome (`OUTCOMES`: every request that reached the pipeline in exactly one), the
 router's score, τ, the realized and the target trigger rate and the window of each budget,
 tokens by phase, upstream call latency and errors, queue depth and in-flight pipelines. Names
 follow Prometheus conventions (`imad_…_total` counters, `_seconds` in base units).
@@ -38,9 +38,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from imad.decide.schema import FIELD, KEPT
 from imad.errors import ConfigError
 from imad.pipeline import PipelineAnswer
-from imad.serve.outcomes import OUTCOMES
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 LEGACY_MULTIPROCESS_ENV = "prometheus_multiproc_dir"
@@ -56,6 +56,31 @@ PHASES = {"self_critique": "self_critique", "debate": "debate"}
 """The trace stage of each LLM call → the `phase` label of the token counter."""
 SHADOW_DEBATE_PHASE = "shadow_debate"
 """The `phase` of the tokens a shadow debate spends after its response (`imad.serve.shadow_debates`)."""
+
+# The one outcome each admitted request ends in: a decision's own (`RouterDecision.outcome`, the
+# schema's `metrics` view, labelled `kept` or `escalated_<outcome>`), a fallback to the
+# self-critique answer, or an end without an answer (none usable, timeout, cancelled, error).
+
+DECISION_OUTCOMES = {outcome: outcome if outcome == KEPT else f"escalated_{outcome}"
+                     for outcome in FIELD["outcome"].values}
+"""The metrics label of each `RouterDecision.outcome` the schema declares."""
+FALLBACK = "fallback"
+NO_ANSWER = "no_answer"
+TIMED_OUT = "timed_out"
+CANCELLED = "cancelled"
+FAILED = "failed"
+
+OUTCOMES = (*DECISION_OUTCOMES.values(), FALLBACK, NO_ANSWER, TIMED_OUT, CANCELLED, FAILED)
+"""Every value of the `outcome` label, so each is exported (as 0) before it first happens."""
+
+
+def decision_outcome(answer: PipelineAnswer) -> str:
+    """The outcome of a pipeline that returned `answer` (the comment above `DECISION_OUTCOMES`)."""
+    if not answer.answered:
+        return NO_ANSWER
+    if answer.source == "single_agent_fallback":
+        return FALLBACK
+    return DECISION_OUTCOMES[answer.decision.outcome]
 
 
 def multiprocess_mode() -> bool:

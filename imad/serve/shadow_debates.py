@@ -22,7 +22,7 @@ from imad.decision_log.writer import DecisionLog
 from imad.pipeline import PipelineAnswer
 from imad.serve.factory import PipelineFactory
 from imad.serve.metrics import ServerMetrics
-from imad.serve.model_names import ModelChoice
+from imad.serve.openai.model_names import ModelChoice
 from imad.serve.settings import ServeSettings
 from imad.serve.upstream import UpstreamWatch
 from imad.shadow import ShadowRunner, ShadowSampler, shadow_debate_job

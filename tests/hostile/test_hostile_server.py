@@ -192,7 +192,7 @@ def test_non_finite_score_is_null_and_escalated_in_strict_json(serve, logs, stre
 
 def test_tau_zero_keeps_scored_answers_but_escalates_an_unparsed_one(serve):
     """imad-acemad-0: τ = 0 turns off the threshold, not the fail-safe rule (documented)."""
-    import imad.serve.model_names as model_names
+    import imad.serve.openai.model_names as model_names
     from tests.conftest import REPO_ROOT
 
     unparsed = ScriptedChat(lambda request: "I refuse to write JSON."

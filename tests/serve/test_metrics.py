@@ -12,9 +12,16 @@ from imad.decide.decision import non_finite_decision, unparsed_decision
 from imad.decide.policy import FixedThreshold
 from imad.pipeline import Pipeline
 from imad.serve import ServeSettings
-from imad.serve.metrics import MULTIPROCESS_ENV, ModelLabels, ServerMetrics, sample_values
-from imad.serve.model_names import listed_model_names
-from imad.serve.outcomes import DECISION_OUTCOMES, OUTCOMES, decision_outcome
+from imad.serve.metrics import (
+    DECISION_OUTCOMES,
+    MULTIPROCESS_ENV,
+    OUTCOMES,
+    ModelLabels,
+    ServerMetrics,
+    decision_outcome,
+    sample_values,
+)
+from imad.serve.openai.model_names import listed_model_names
 from tests.serve.conftest import API_KEY
 from tests.support.serving import echo_chat, echo_factory, tagged_question
 

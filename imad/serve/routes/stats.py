@@ -1,0 +1,48 @@
+"""`GET /v1/imad/stats`: what an operator asks of the router itself.
+
+The router, the τ and OOD policy a request without a τ suffix gets
+(`--tau`, else the checkpoint's), and with `--target-trigger-rate` each model
+name's trigger budget — τ now, whether the budget set it, the realized trigger rate over its
+window (`imad.serve.budgets`) — the decision log's counters, whether the server runs in shadow
+mode, and its shadow debates' counters (submitted, run, dropped, failed, changed). Not in
+/health, which is open to anyone who can reach the port.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from imad.decide import FixedThreshold
+from imad.decision_log.writer import DecisionLog
+from imad.serve.routes.state import Server
+
+router = APIRouter()
+
+
+@router.get("/v1/imad/stats")
+async def routing_stats(server: Server) -> dict[str, Any]:
+    settings, factory, budgets = server.settings, server.factory, server.runner.budgets
+    policy = factory.default_policy(settings.default_tau)
+    tau = policy.rule.tau if isinstance(policy.rule, FixedThreshold) else None
+    return {"router": factory.router.name, "tau": tau,
+            "ood_statistics": factory.router.ood_detector is not None,
+            "ood_policy": policy.ood_policy,
+            "target_trigger_rate": settings.target_trigger_rate,
+            "budget_window": None if budgets is None else settings.budget_window,
+            "budgets": {} if budgets is None else budgets.stats(),
+            "decision_log": decision_log_stats(server.decision_log),
+            "shadow": settings.shadow,
+            "shadow_debates": None if server.shadow_debates is None else server.shadow_debates.stats()}
+
+
+def decision_log_stats(log: DecisionLog | None) -> dict[str, Any] | None:
+    """This worker's decision-log counters (rows written, dropped by reason, pruned); None
+    without `--decision-log`."""
+    if log is None:
+        return None
+    stats = log.stats
+    return {"path": str(log.path),
+            **{event: stats[event] for event in ("recorded", "written", "duplicates", "pruned", "amended")},
+            "dropped": dict(sorted(stats.group("dropped").items()))}
