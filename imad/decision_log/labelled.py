@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from imad.decision_log.columns import ID, RAW, SERVED, TIME
+from imad.decision_log.columns import ID, RAW, SERVED, TIME, served_an_answer
 from imad.decision_log.store import open_for_reading
 from imad.errors import DecisionLogError
 
@@ -75,7 +75,7 @@ def labelled_scores(path: str | Path, *, since: float | None = None, until: floa
             if row.get(SERVED) == "debate":
                 debate_served += 1
                 continue
-            if row.get(RAW) is None or row.get("p") is None:
+            if row.get(RAW) is None or row.get("p") is None or not served_an_answer(row):
                 unscored += 1
                 continue
             ids.append(row[ID])

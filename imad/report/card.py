@@ -1,7 +1,8 @@
 """The report card of a decision log (issue 32 item 4): one dict, from which the markdown, the
 PNGs and `imad report --json` are all made.
 
-Top level: `rows` (decisions in the selection), `labelled` (of them, with a label), `auroc`
+Top level: `rows` (answered decisions in the selection), `unanswered` (rows of requests that
+failed: no answer to label or measure), `labelled` (of them, with a label), `auroc`
 (the router's, null when a class has fewer than 10 labels) and `auroc_note` (why, in words),
 then the sections: `volume` (escalation served and would-be, OOD share, by model), `windows`
 (the same per time window, with p's drift), `drift`, `quality` (labelled rows:
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from imad.decision_log.columns import ESCALATED, MODEL, TIME
+from imad.decision_log.columns import ESCALATED, MODEL, TIME, served_an_answer
 from imad.report import metrics
 from imad.report.drift import MIN_DRIFT_ROWS, PSI_THRESHOLD, drift_reading, psi
 from imad.report.quality import labelled_quality, would_escalate
@@ -30,8 +31,10 @@ DEFAULT_WINDOW_S = 86_400.0
 def build_report(rows: Sequence[dict[str, Any]], *, log: str, window_s: float = DEFAULT_WINDOW_S,
                  since: float | None = None, model: str | None = None,
                  samples: int = metrics.BOOTSTRAP_SAMPLES) -> dict[str, Any]:
-    """The report card of `rows` (decoded log rows with their labels, in time order)."""
-    rows = list(rows)
+    """The report card of `rows` (decoded log rows with their labels, in time order). A row
+    whose request failed (no answer served) counts in `unanswered` and nowhere else."""
+    logged = list(rows)
+    rows = [row for row in logged if served_an_answer(row)]
     quality = labelled_quality(rows, samples=samples)
     windows = window_rows(rows, window_s)
     drift, window_cards = drift_by_window(windows)
@@ -40,6 +43,7 @@ def build_report(rows: Sequence[dict[str, Any]], *, log: str, window_s: float = 
         "selection": {"since": iso(since) if since is not None else None, "model": model,
                       "window_hours": window_s / 3600.0},
         "rows": len(rows),
+        "unanswered": len(logged) - len(rows),
         "labelled": sum(1 for row in rows if row["correct"] is not None),
         "auroc": quality["router"]["auroc"],
         "auroc_note": quality["router"]["auroc_note"],

@@ -81,8 +81,8 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
         yield
         stop.set()
         runner.close()
-        if shadow is not None:
-            shadow.close()  # the queued shadow debates finish and amend their rows first
+        if shadow is not None:  # within --shutdown-timeout; what is left is abandoned and counted
+            shadow.close(settings.shutdown_timeout_s)
         if decision_log is not None:
             decision_log.close()  # flushes the rows still queued
         log_event("server_stopped")
@@ -94,8 +94,9 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
     app.state.server = ServerState(settings, runner, metrics, int(time.time()), limits, chat,
                                    decision_log, board, shadow_debates=shadow)
     app.state.runner = runner
-    install_error_handlers(app)
     public = public_paths(settings)
+    install_error_handlers(app, check_key=lambda request: None if request.url.path in public
+                           else require_bearer(request))
     for router in ROUTERS:
         if {route.path for route in router.routes} <= public:
             app.include_router(router)

@@ -4,10 +4,12 @@ The route (`imad.serve.routes.chat`) parses the body, calls `ChatServing.answer`
 question, the pipeline under the request's trace span) and hands whatever came of it — an
 answer, a refusal, a client gone, a bug — to `ChatServing.settle`. `settle` is the one home of
 what every request does once it ends: its `chat_completion` (or `client_disconnected`) log
-line, its count in `/metrics`, its decision-log row, the offer of its shadow debate, and its
-response with the `X-Imad-Decision` and `X-Request-Id` headers. A refusal before the handler
-runs (the key check) is settled there too (`routes.chat.CountedRoute`). A new effect of every
-request (a live check, another log) is a few lines in `settle`, nowhere else.
+line, its count in `/metrics`, its decision-log row (also for a request whose pipeline ran but
+gave no usable answer, a 502 or 504: `served` none and the upstream's error), the offer of its
+shadow debate, and its response with the `X-Imad-Decision` and `X-Request-Id` headers. A
+refusal before the handler runs (the key check) is settled there too
+(`routes.chat.CountedRoute`). A new effect of every request (a live check, another log) is a
+few lines in `settle`, nowhere else.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class ChatCall:
     chat: ChatCompletionRequest | None = None
     choice: ModelChoice | None = None
     model_name: str | None = None
+    unanswered: Served | None = None
+    """A pipeline that ran but gave no usable answer (its request fails with a 502 or 504)."""
 
     def __post_init__(self) -> None:
         self.fields.setdefault("request_id", self.id)
@@ -111,8 +115,12 @@ class ChatServing:
         call.fields["question_chars"] = len(question.text) + len(question.context)
         if settings.log_prompts:
             call.fields["question"] = question.text
+        def unanswered(answer: PipelineAnswer, router: RouterIdentity) -> None:
+            call.unanswered = Served(answer, router)
+
         answer, router = await tracing.traced_request(
-            self.runner.answer(question, call.choice, request_id=call.id, disconnected=disconnected),
+            self.runner.answer(question, call.choice, request_id=call.id, disconnected=disconnected,
+                               unanswered=unanswered),
             model=call.model_name, request_id=call.id)
         return Served(answer, router)
 
@@ -130,6 +138,8 @@ class ChatServing:
                       status=outcome.status, code=outcome.code, error=outcome.message,
                       latency_ms=call.elapsed_ms(), **call.fields)
             self.metrics.count_request(call.model_name, outcome.status)
+            if call.unanswered is not None:  # a row, `served` none: /metrics counted it too
+                self._record(call, call.unanswered)
             return error_response(outcome, call.id)
         if isinstance(outcome, BaseException):
             log_event("chat_completion", level=logging.ERROR, exc_info=outcome, status=500,
@@ -146,11 +156,7 @@ class ChatServing:
                   latency_ms=call.elapsed_ms(), **call.fields)
         headers = {"X-Imad-Decision": decision_header(completion.imad), "X-Request-Id": call.id}
         self.metrics.count_request(call.model_name, 200)
-        if self.decision_log is not None:  # queued: the disk is the writer thread's, never ours
-            self.decision_log.record(answer_row(
-                outcome.answer, completion_id=call.id, model=call.model_name,
-                backend=call.choice.backend, identity=outcome.router,
-                policy_rule=policy_rule(self.settings)))
+        self._record(call, outcome)
         shadow = self.shadow_debates
         after = None if shadow is None else BackgroundTask(shadow.offer, outcome.answer, call.choice,
                                                             call.id)
@@ -161,3 +167,12 @@ class ChatServing:
                                      media_type="text/event-stream",
                                      headers={**headers, "Cache-Control": "no-cache"}, background=after)
         return JSONResponse(completion.model_dump(), headers=headers, background=after)
+
+    def _record(self, call: ChatCall, served: Served) -> None:
+        """The decision-log row of `call` (part of `settle`); queued: the disk is the writer
+        thread's, never the request's."""
+        if self.decision_log is None or call.choice is None or call.model_name is None:
+            return
+        self.decision_log.record(answer_row(
+            served.answer, completion_id=call.id, model=call.model_name, backend=call.choice.backend,
+            identity=served.router, policy_rule=policy_rule(self.settings)))

@@ -40,6 +40,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from imad.decide.schema import FIELD, KEPT
 from imad.errors import ConfigError
+from imad.event_counts import EventCounts
 from imad.pipeline import PipelineAnswer
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -54,6 +55,7 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64)
 PHASES = {"self_critique": "self_critique", "debate": "debate"}
 """The trace stage of each LLM call → the `phase` label of the token counter."""
+DECISION_LOG_ROWS, SHADOW_DEBATES = "imad_decision_log_rows", "imad_shadow_debates"
 SHADOW_DEBATE_PHASE = "shadow_debate"
 """The `phase` of the tokens a shadow debate spends after its response (`imad.serve.shadow_debates`)."""
 
@@ -209,16 +211,17 @@ class ServerMetrics:
                                         "(one bad answer, or a scoring process that died) and were "
                                         "scored again one answer at a time, by error type",
                                         ["type"], registry=registry)
-        self.decision_log = Counter("imad_decision_log_rows", "Decision-log rows by what became "
+        self.decision_log = Counter(DECISION_LOG_ROWS, "Decision-log rows by what became "
                                     "of them: recorded, written, duplicates, pruned (past "
                                     "--decision-log-max-rows), amended, dropped_<reason>",
                                     ["event"], registry=registry)
         self.shadow_decisions = Counter("imad_shadow_decisions", "Decisions made in shadow mode "
                                         "(the single answer served), by what the policy would "
                                         "have done", ["would_escalate"], registry=registry)
-        self.shadow_debates = Counter("imad_shadow_debates", "Shadow debates (run after the "
+        self.shadow_debates = Counter(SHADOW_DEBATES, "Shadow debates (run after the "
                                       "response) by what became of them: submitted, run, "
-                                      "dropped (queue full), failed, changed (the answer)",
+                                      "dropped (queue full), failed, changed (the answer), "
+                                      "abandoned (left undone by a shutdown)",
                                       ["event"], registry=registry)
         self.queue_depth = Gauge("imad_queue_depth", "Requests waiting for a pipeline slot",
                                  registry=registry, multiprocess_mode="livesum")
@@ -308,6 +311,18 @@ class ServerMetrics:
     def set_load(self, in_flight: int, waiting: int) -> None:
         self.in_flight.set(in_flight)
         self.queue_depth.set(waiting)
+
+    def fleet_counts(self, counts: EventCounts, family: str) -> EventCounts:
+        """`counts` (this worker's decision-log or shadow-debate counters, counted into `family`)
+        summed over every worker as `/metrics` sums them under --workers; `counts` itself in
+        one process, whose counters they are."""
+        if not multiprocess_mode():
+            return counts
+        fleet = EventCounts(counts.names)
+        for labels, value in sample_values(self.render()[0].decode(), f"{family}_total"):
+            if labels.get("event") in fleet.names and value >= 1:
+                fleet.add(labels["event"], int(value))
+        return fleet
 
     def render(self) -> tuple[bytes, str]:
         """The exposition text and its content type: this process's, or every worker's."""

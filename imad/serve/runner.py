@@ -90,11 +90,14 @@ class PipelineRunner:
 
     async def answer(self, question: Question, choice: ModelChoice, *,
                      disconnected: Callable[[], Awaitable[None]] | None = None,
-                     request_id: str = "") -> tuple[PipelineAnswer, RouterIdentity]:
+                     request_id: str = "",
+                     unanswered: Callable[[PipelineAnswer, RouterIdentity], None] | None = None
+                     ) -> tuple[PipelineAnswer, RouterIdentity]:
         """The pipeline's answer and the identity of the router that scored it (the generation
         in service when its pipeline started, `imad.serve.reload.swap`), or ServeError 429 (queue
         full or waited too long), 413 (prompt too large), 504 (too slow), 502 (no answer);
-        ClientDisconnected when `disconnected()` returns first."""
+        ClientDisconnected when `disconnected()` returns first. `unanswered(answer, router)`
+        hears of a pipeline that ran but gave no usable answer, before its ServeError."""
         try:
             await self.limiter.acquire()
         except asyncio.CancelledError:
@@ -122,6 +125,8 @@ class PipelineRunner:
         finally:
             self.metrics.count_outcome(choice.name, outcome, time.perf_counter() - clock)
         if answer.source == "none":
+            if unanswered is not None:
+                unanswered(answer, router)
             raise upstream_failure(upstream_errors) or ServeError(
                 502, f"the model gave no usable answer: {answer.error}", type="upstream_error",
                 code="no_usable_answer")

@@ -37,6 +37,11 @@ BAD_BODIES = [
      "debate_correct"),
     (b'{"id": "x", "correct": true, "extra": 1}', "unknown key(s) 'extra'", None),
     (b'\xff\xfe{}', "not valid JSON", None),
+    # a key named twice: Python's json keeps the last, so this would label chatcmpl-000000
+    (b'{"id": "chatcmpl-404", "id": "chatcmpl-000000", "correct": true}',
+     "an object names the key 'id' twice", "id"),
+    (b'{"id": "chatcmpl-000000", "correct": true, "correct": false}',
+     "an object names the key 'correct' twice", "correct"),
 ]
 
 

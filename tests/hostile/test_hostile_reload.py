@@ -109,6 +109,9 @@ BODIES = [  # (id, body or a function of the checkpoints giving it, status, word
     ("traversal from a name", b'{"router": "imad-router-v1/../../../../etc/passwd"}', 422,
      "was not loaded"),
     ("dot dot", b'{"router": ".."}', 422, "was not loaded"),
+    # a key named twice: Python's json keeps the last, so this would try /etc
+    ("router named twice", b'{"router": "imad-router-v1", "router": "/etc"}', 400,
+     "an object names the key 'router' twice"),
 ]
 
 

@@ -140,6 +140,13 @@ BODIES = [
      "messages.0.content"),
     ("repeated choices", request_json(imad={"choices": ["apple", "apple "]}), 400,
      "invalid_question", "imad"),
+    # a key named twice is refused as `imad log label` refuses it, naming the key
+    ("model named twice",
+     '{"model": "imad-svrmad", "model": "imad", "messages": [{"role": "user", "content": "Which?"}]}',
+     400, "invalid_json", "model"),
+    ("content named twice in a message",
+     '{"model": "imad", "messages": [{"role": "user", "content": "A?", "content": "B?"}]}',
+     400, "invalid_json", "content"),
     ("choices on a numeric question", request_json(imad={"choices": ["1", "2"], "task_type": "numeric"}),
      400, "invalid_question", "imad"),
 ]

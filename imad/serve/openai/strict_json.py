@@ -6,9 +6,11 @@ Starlette's JSONResponse raises on it instead. A non-finite number means "no sco
 written as null.
 
 In: the one reader of a JSON request body that must be an object (chat, feedback, reload),
-`json_object_body`. Strict JSON (`imad.jsonio`): NaN/Infinity, integers of more than 100 digits
-and deep nesting are refused; anything but an object is a 400 that names the JSON type it got,
-so every endpoint refuses the same bodies with the same words.
+`json_object_body`. Strict JSON (`imad.jsonio`): NaN/Infinity, integers of more than 100 digits,
+deep nesting and an object naming a key twice (`{"id": "A", "id": "B"}`, which Python's `json`
+reads as its last; the rule `imad log label` applies to its lines) are refused; anything but an
+object is a 400 that names the JSON type it got, so every endpoint refuses the same bodies with
+the same words.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from imad.errors import ServeError
 from imad.json_lines import json_type
-from imad.jsonio import UntrustedJSONError, loads_untrusted
+from imad.jsonio import RepeatedKeyError, UntrustedJSONError, loads_untrusted
 
 
 def finite_or_null(value: Any) -> Any:
@@ -46,9 +48,11 @@ def json_object_body(body: bytes, what: str, *, max_bytes: int | None = None,
     `max_bytes`: None when the caller has already bounded the body (limits.read_body)."""
     try:
         payload = loads_untrusted(body, max_bytes=max(len(body), 1) if max_bytes is None else max_bytes,
-                                  check_strings=check_strings)
+                                  check_strings=check_strings, unique_keys=True)
     except UntrustedJSONError as error:
-        raise ServeError(400, f"{what} is not valid JSON: {error}", code="invalid_json") from None
+        param = error.key if isinstance(error, RepeatedKeyError) else None
+        raise ServeError(400, f"{what} is not valid JSON: {error}", code="invalid_json",
+                         param=param) from None
     if not isinstance(payload, dict):
         shown = f" such as {example}" if example else ""
         raise ServeError(400, f"{what} must be a JSON object{shown}, got a JSON {json_type(payload)}",

@@ -4,8 +4,11 @@ The router, the τ and OOD policy a request without a τ suffix gets
 (`--tau`, else the checkpoint's), and with `--target-trigger-rate` each model
 name's trigger budget — τ now, whether the budget set it, the realized trigger rate over its
 window (`imad.serve.budgets`) — the decision log's counters, whether the server runs in shadow
-mode, and its shadow debates' counters (submitted, run, dropped, failed, changed). Not in
-/health, which is open to anyone who can reach the port.
+mode, and its shadow debates' counters (submitted, run, dropped, failed, changed, abandoned).
+Under `--workers N` the counters are every worker's together (summed from the files `/metrics`
+sums), so any worker gives the same numbers; the router, τ and budgets are those of the worker
+that answers (each keeps its own budgets). Not in /health, which is open to anyone who can
+reach the port.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from fastapi import APIRouter
 
 from imad.decide import FixedThreshold
 from imad.decision_log.writer import DecisionLog
+from imad.serve.metrics import DECISION_LOG_ROWS, ServerMetrics
 from imad.serve.routes.state import Server
 
 router = APIRouter()
@@ -32,17 +36,17 @@ async def routing_stats(server: Server) -> dict[str, Any]:
             "target_trigger_rate": settings.target_trigger_rate,
             "budget_window": None if budgets is None else settings.budget_window,
             "budgets": {} if budgets is None else budgets.stats(),
-            "decision_log": decision_log_stats(server.decision_log),
+            "decision_log": decision_log_stats(server.decision_log, server.metrics),
             "shadow": settings.shadow,
             "shadow_debates": None if server.shadow_debates is None else server.shadow_debates.stats()}
 
 
-def decision_log_stats(log: DecisionLog | None) -> dict[str, Any] | None:
-    """This worker's decision-log counters (rows written, dropped by reason, pruned); None
-    without `--decision-log`."""
+def decision_log_stats(log: DecisionLog | None, metrics: ServerMetrics) -> dict[str, Any] | None:
+    """The decision-log counters (rows written, dropped by reason, pruned) of every worker
+    together; None without `--decision-log`."""
     if log is None:
         return None
-    stats = log.stats
+    stats = metrics.fleet_counts(log.stats, DECISION_LOG_ROWS)
     return {"path": str(log.path),
             **{event: stats[event] for event in ("recorded", "written", "duplicates", "pruned", "amended")},
             "dropped": dict(sorted(stats.group("dropped").items()))}
