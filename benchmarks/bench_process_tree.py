@@ -16,6 +16,10 @@ fault tests (tests/support/serve_process.py) and measures, `--repeats` times eac
   client threads send 10 × N requests while another thread SIGKILLs a scoring process (in turn
   across workers) every 10th answer: every request must be answered 200; the slowest request,
   p50 and p99 (issue 34 found 14.9 s, 25.6 s with `--workers 2`, for 390 requests over 39 kills).
+- shadow (`--shadow-queue N`, default 65): `--shadow --shadow-debate-rate 1 --shutdown-timeout
+  10`, the upstream holding every debate call; N requests queue N shadow debates, then SIGTERM:
+  the seconds until every process of the tree ended, the debates abandoned, and the upstream
+  debate calls made after the SIGTERM.
 """
 
 from __future__ import annotations
@@ -125,21 +129,47 @@ def kills_under_load(router_dir: Path, workdir: Path, workers: int, kills: int) 
             "p99_s": ordered[round(0.99 * (len(ordered) - 1))], "max_s": ordered[-1]}
 
 
+def shadow_shutdown(router_dir: Path, workdir: Path, queued: int) -> dict:
+    with upstream_stub() as upstream:
+        upstream.hold_debates.set()
+        server = ServeProcess(router_dir, upstream, workdir, "--shadow", "--shadow-debate-rate", "1",
+                              "--shutdown-timeout", "10", "--scoring-processes", "0", "--tau", "0")
+        try:
+            server.wait_ready()
+            assert all(server.post(index).status_code == 200 for index in range(queued))
+            assert upstream.debate_started.wait(60)
+            calls = upstream.calls["debate"]
+            tree = [process.pid for process in server.tree()]
+            server.process.terminate()
+            seconds = wait_for(lambda: all(gone(pid) for pid in tree), "the tree ended", 120)
+            [line] = server.events("shadow_debates_abandoned")
+            return {"seconds": seconds, "abandoned": line["abandoned"],
+                    "calls_after": upstream.calls["debate"] - calls}
+        finally:
+            upstream.release()
+            server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--kills", type=int, default=39, help="scoring processes killed under load (0: skip)")
     parser.add_argument("--only-kills", action="store_true", help="skip the vanish and recover runs")
+    parser.add_argument("--shadow-queue", type=int, default=65,
+                        help="shadow debates queued at SIGTERM (0: skip)")
+    parser.add_argument("--only-shadow", action="store_true", help="run the shadow shutdown alone")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-tree-") as folder:
         workdir = Path(folder)
         router_dir = make_router(seed=11).save(workdir / "router")
         print(f"load average at start {os.getloadavg()}")
-        repeats = 0 if args.only_kills else args.repeats
+        repeats = 0 if args.only_kills or args.only_shadow else args.repeats
         vanish = [vanish_s(router_dir, workdir) for _ in range(repeats)]
         recover = [recover_s(router_dir, workdir) for _ in range(repeats)]
         kills = [kills_under_load(router_dir, workdir, workers, args.kills)
-                 for workers in (1, 2) if args.kills > 0]
+                 for workers in (1, 2) if args.kills > 0 and not args.only_shadow]
+        shadow = (shadow_shutdown(router_dir, workdir, args.shadow_queue)
+                  if args.shadow_queue > 0 and not args.only_kills else None)
         print(f"load average at end {os.getloadavg()}")
     if vanish:
         print("SIGKILL of the --workers 2 supervisor → tree gone, port free: "
@@ -152,6 +182,10 @@ def main() -> None:
               f"{run['requests']} answered 200 over {run['kills']} kills ({run['failed_batches_logged']} "
               f"batches lost to a kill, rescored); latency p50 {run['p50_s']:.2f} s, "
               f"p99 {run['p99_s']:.2f} s, slowest {run['max_s']:.2f} s")
+    if shadow is not None:
+        print(f"SIGTERM with {args.shadow_queue} shadow debates queued, --shutdown-timeout 10: tree gone "
+              f"in {shadow['seconds']:.2f} s, {shadow['abandoned']} abandoned, "
+              f"{shadow['calls_after']} upstream debate calls after the SIGTERM")
 
 
 if __name__ == "__main__":

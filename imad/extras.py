@@ -1,7 +1,8 @@
 """Optional parts of imad and the extra that installs each (pyproject.toml, SPEC §1).
 
 The core install loads a router and scores answers; the embedded model (`local`), training
-(`train`) and the routing server (`serve`, checked in `imad.serve.server`) need their extra.
+(`train`) and the routing server (`serve`, checked by `imad.serve.require_serve_dependencies`)
+need their extra.
 Using one without it raises `MissingDependencyError` naming the exact `pip install 'imad[…]'`.
 """
 

@@ -45,6 +45,14 @@ class UntrustedJSONError(ValueError):
     """JSON from outside was refused; the message says why (size, depth, digits, NaN, UTF-8…)."""
 
 
+class RepeatedKeyError(UntrustedJSONError):
+    """An object names `key` twice (read with `unique_keys`): which value was meant is unknown."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"an object names the key {key!r} twice")
+        self.key = key
+
+
 def loads_untrusted(data: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES,
                     max_depth: int = DEFAULT_MAX_DEPTH,
                     max_int_digits: int = DEFAULT_MAX_INT_DIGITS, allow_nan: bool = False,
@@ -180,8 +188,7 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     value = dict(pairs)
     if len(value) != len(pairs):
         seen: set[str] = set()
-        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise UntrustedJSONError(f"an object names the key {repeated!r} twice")
+        raise RepeatedKeyError(next(key for key, _ in pairs if key in seen or seen.add(key)))
     return value
 
 

@@ -12,8 +12,9 @@ and the comparison is unbiased — also gets its debate, after the response was 
 - `ShadowRunner(max_queue, workers)` runs the debates on its own threads from a bounded queue.
   `submit` never waits: a full queue drops the debate and counts it. Each job returns whether
   the debate changed the answer (or None when it could not tell); the runner counts debates
-  submitted, run, dropped, failed and changed (`SHADOW_EVENTS`, an `EventCounts`), which the
-  metrics hear and `/v1/imad/stats` reads.
+  submitted, run, dropped, failed, changed and abandoned (`SHADOW_EVENTS`, an `EventCounts`),
+  which the metrics hear and `/v1/imad/stats` reads. `abandon` stops it within a deadline (a
+  server's shutdown): the queued debates are abandoned, the running ones cancelled.
 - `shadow_debate_job(pipeline, answer, completion_id, log)` is the job `imad serve` and `imad
   ask` submit: the debate the shadow decision skipped, its answer and tokens amended into the
   decision's log row (`debate_answer`, `shadow_debate`, the debate's tokens), and whether it
@@ -27,6 +28,7 @@ import logging
 import math
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -42,7 +44,7 @@ MAX_SHADOW_SEED = 2**32 - 1
 SHADOW_ONLY = "applies to shadow mode, which --shadow turns on: add --shadow or drop this flag"
 MAX_SHADOW_QUEUE = 100_000
 MAX_SHADOW_WORKERS = 64
-SHADOW_EVENTS = ("submitted", "run", "dropped", "failed", "changed")
+SHADOW_EVENTS = ("submitted", "run", "dropped", "failed", "changed", "abandoned")
 """The shadow runner's counts, in the order `/v1/imad/stats` shows them."""
 _STOP = object()
 
@@ -92,6 +94,10 @@ class ShadowRunner:
         self._lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
         self._closed = False
+        self._abandoned = False
+        self._busy = 0
+        """Debates running now."""
+        """Set by `abandon`: what a running debate does after it is not counted."""
         self._threads = [threading.Thread(target=self._work, name=f"imad-shadow-{index}", daemon=True)
                          for index in range(workers)]
         for thread in self._threads:
@@ -123,20 +129,46 @@ class ShadowRunner:
                 return
             self._closed = True
         if not wait:
-            self._discard_queued()
+            self._discard_queued("dropped")
         for _ in self._threads:
             self._queue.put(_STOP)
         for thread in self._threads:
             thread.join()
 
-    def _discard_queued(self) -> None:
+    def abandon(self, timeout_s: float, cancel: Callable[[], None]) -> int:
+        """Stop within `timeout_s`: the queued debates are abandoned at once, the running ones
+        may finish until then, and `cancel()` stops those still running at their next LLM call
+        (their threads are daemons: nobody waits for the call in flight). The number abandoned,
+        each counted as `abandoned`."""
+        with self._lock:
+            if self._closed:
+                return 0
+            self._closed = True
+        abandoned = self._discard_queued("abandoned")
+        for _ in self._threads:
+            self._queue.put(_STOP)
+        deadline = time.monotonic() + timeout_s
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            running = self._busy
+            self._abandoned = running > 0
+        if running:
+            cancel()
+            self.stats.add("abandoned", running)
+        return abandoned + running
+
+    def _discard_queued(self, event: str) -> int:
+        discarded = 0
         while True:
             try:
-                self._queue.get_nowait()
+                job = self._queue.get_nowait()
             except queue.Empty:
-                return
+                if discarded:
+                    self.stats.add(event, discarded)
+                return discarded
             self._queue.task_done()
-            self.stats.add("dropped")
+            discarded += job is not _STOP
 
     def _work(self) -> None:
         while True:
@@ -144,7 +176,13 @@ class ShadowRunner:
             try:
                 if job is _STOP:
                     return
-                self._run(job)
+                with self._lock:
+                    self._busy += 1
+                try:
+                    self._run(job)
+                finally:
+                    with self._lock:
+                        self._busy -= 1
             finally:
                 self._queue.task_done()
 
@@ -152,10 +190,16 @@ class ShadowRunner:
         try:
             changed = job()
         except Exception as error:  # a failed shadow debate never reaches a user: count, log
+            with self._lock:
+                if self._abandoned:  # cancelled by `abandon`, which counted it
+                    return
             if self.stats.add("failed") == 1:
                 logger.warning("a shadow debate failed (%s: %s); later failures are only counted",
                                type(error).__name__, error)
             return
+        with self._lock:
+            if self._abandoned:
+                return
         self.stats.add("run")
         if changed:
             self.stats.add("changed")

@@ -16,10 +16,10 @@ from imad.llm.scripted import ScriptedChat
 from imad.pipeline import Pipeline, PipelineAnswer
 from imad.question import Question
 from imad.serve.logs import decision_log_fields
-from imad.serve.model_names import ModelChoice
-from imad.serve.models import ImadInfo, completion_from_answer, decision_header
-from imad.serve.outcomes import DECISION_OUTCOMES, OUTCOMES
-from imad.serve.reload import identity_values
+from imad.serve.metrics import DECISION_OUTCOMES, OUTCOMES
+from imad.serve.openai.model_names import ModelChoice
+from imad.serve.openai.protocol import ImadInfo, completion_from_answer, decision_header
+from imad.serve.reload.swap import identity_values
 from imad.tracing.spans import decision_attributes
 from tests.router.router_helpers import make_router
 from tests.support.serving import echo_respond

@@ -52,7 +52,8 @@ def test_a_full_queue_drops_and_counts_and_submit_never_waits():
     assert results == [True, True, False, False]
     release.set()
     runner.close()
-    assert runner.stats.snapshot() == {"submitted": 5, "run": 3, "dropped": 2, "failed": 0, "changed": 1}
+    assert runner.stats.snapshot() == {"submitted": 5, "run": 3, "dropped": 2, "failed": 0, "changed": 1,
+                                      "abandoned": 0}
     assert runner.submit(lambda: True) is False and runner.stats["dropped"] == 3
 
 
@@ -79,13 +80,42 @@ def test_close_without_wait_discards_the_queued_debates():
     runner.submit(lambda: True)
     discard = runner._discard_queued
 
-    def discard_then_release() -> None:  # the running debate ends only after the discard
-        discard()
+    def discard_then_release(event: str) -> int:  # the running debate ends only after the discard
+        discarded = discard(event)
         release.set()
+        return discarded
 
     runner._discard_queued = discard_then_release
     runner.close(wait=False)
     assert runner.stats["run"] == 1 and runner.stats["dropped"] == 2
+
+
+def test_abandon_leaves_the_queue_cancels_the_running_debate_and_counts_both():
+    """A server's shutdown: the queued debates are not run, the running one is cancelled once
+    the deadline (here 0 s) has passed, and each counts as abandoned, never as run."""
+    started, release, cancelled = threading.Event(), threading.Event(), threading.Event()
+    runner = ShadowRunner(max_queue=8)
+    runner.submit(lambda: (started.set(), release.wait(), True)[-1])
+    started.wait()
+    ran = []
+    for _ in range(5):
+        runner.submit(lambda: ran.append(1) or True)
+
+    def cancel() -> None:
+        cancelled.set()
+        release.set()  # the cancelled debate stops at its next call: here, at once
+
+    assert runner.abandon(0.0, cancel=cancel) == 6
+    assert cancelled.is_set() and ran == []
+    assert (runner.stats["abandoned"], runner.stats["run"], runner.stats["dropped"]) == (6, 0, 0)
+    assert runner.submit(lambda: True) is False  # closed: a late offer is dropped
+    assert runner.abandon(0.0, cancel=cancel) == 0
+
+
+def test_abandon_with_nothing_running_cancels_nothing():
+    runner = ShadowRunner(max_queue=2)
+    assert runner.abandon(0.0, cancel=lambda: pytest.fail("nothing ran")) == 0
+    assert runner.stats["abandoned"] == 0
 
 
 def test_a_failing_listener_reaches_the_submitter_and_nothing_is_queued():
@@ -96,4 +126,5 @@ def test_a_failing_listener_reaches_the_submitter_and_nothing_is_queued():
     with pytest.raises(RuntimeError, match="metrics are down"):
         runner.submit(lambda: True)
     runner.close()
-    assert runner.stats.snapshot() == {"submitted": 1, "run": 0, "dropped": 0, "failed": 0, "changed": 0}
+    assert runner.stats.snapshot() == {"submitted": 1, "run": 0, "dropped": 0, "failed": 0, "changed": 0,
+                                      "abandoned": 0}

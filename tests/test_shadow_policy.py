@@ -72,7 +72,8 @@ def test_the_runner_reports_each_count_change():
     runner.submit(lambda: True)
     assert sorted(events) == sorted([("submitted", 1)] * 4 + [("run", 1)] * 2 + [("changed", 1),
                                      ("failed", 1), ("dropped", 1)])
-    assert runner.stats.snapshot() == {"submitted": 4, "run": 2, "dropped": 1, "failed": 1, "changed": 1}
+    assert runner.stats.snapshot() == {"submitted": 4, "run": 2, "dropped": 1, "failed": 1, "changed": 1,
+                                      "abandoned": 0}
 
 
 def test_every_feature_is_kept_for_the_log():

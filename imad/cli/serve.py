@@ -16,7 +16,7 @@ from imad.constraints import Integer, ascii_int, check_value, parse_text, table_
 from imad.errors import ConfigError
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
 from imad.serve.auth import api_key_from_env
-from imad.serve.model_names import SERVE_BACKENDS
+from imad.serve.openai.model_names import SERVE_BACKENDS
 from imad.serve.settings import AUTO_SCORING_PROCESSES_CAP, QUEUE_PER_SLOT, ServeSettings
 
 _DEFAULTS = ServeSettings()
@@ -154,7 +154,7 @@ def print_dashboard(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from imad.serve.server import require_serve_dependencies
+    from imad.serve import require_serve_dependencies
 
     settings = settings_from_args(args)
     if print_dashboard(args):
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         check_log.close()
     from imad.serve.logs import configure_logging, log_event
     from imad.serve.metrics import MULTIPROCESS_ENV, prepare_multiprocess_dir
-    from imad.serve.server import bind_socket, serve, serve_workers
+    from imad.serve.processes.server import bind_socket, serve, serve_workers
     from imad.serve.shadow_debates import shadow_upstream_slots
     from imad.serve.upstream import spec_with_concurrency
 

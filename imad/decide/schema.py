@@ -13,7 +13,7 @@ hand:
 - `header`: the server's `X-Imad-Decision` header (compact JSON).
 - `log_line`: the server's `chat_completion` log line (beside the request's own fields).
 - `span`: the `imad.decision` span's attributes, each key prefixed `imad.router.`.
-- `metrics`: the `outcome` label of the server's decisions counter (`imad.serve.outcomes`).
+- `metrics`: the `outcome` label of the server's decisions counter (`imad.serve.metrics`).
 - `log`: one row of the decision log (issue 32): `fields_of("log")`, with `Field.sqlite_type`,
   gives its columns.
 

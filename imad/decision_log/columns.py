@@ -50,6 +50,15 @@ RAW = FIELD["raw"].key("log")
 """The network's score before the calibrator (what a recalibration fits on)."""
 SERVED = FIELD["source"].key("log")
 """Which answer was served; "debate" for the debate's (a label then is about the debate)."""
+NOTHING_SERVED = "none"
+"""`SERVED` of a request whose pipeline gave no usable answer (the server answered 502/504)."""
+
+
+def served_an_answer(row: dict[str, Any]) -> bool:
+    """Whether `row`'s request got an answer; one that failed has nothing to label or measure,
+    so the readers that compute metrics leave it out."""
+    return row.get(SERVED) != NOTHING_SERVED
+
 
 CODECS = ("plain", "bool", "json")
 SQLITE_TYPES = ("TEXT", "REAL", "INTEGER")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from imad.decision_log.columns import ID, RAW, SERVED, TIME, iso_time
+from imad.decision_log.columns import ID, RAW, SERVED, TIME, iso_time, served_an_answer
 from imad.decision_log.replica import REPLICA_COLUMNS, Replica, of_replica
 from imad.decision_log.scorer import SCORER_COLUMNS, Scorer, scorer_of
 from imad.decision_log.store import open_for_reading
@@ -80,7 +80,7 @@ def labelled_scores(path: str | Path, *, since: float | None = None, until: floa
             if row.get(SERVED) == "debate":
                 debate_served += 1
                 continue
-            if row.get(RAW) is None or row.get("p") is None:
+            if row.get(RAW) is None or row.get("p") is None or not served_an_answer(row):
                 unscored += 1
                 continue
             ids.append(row[ID])

@@ -1,9 +1,10 @@
 """The report card of a decision log (issue 32 item 4): one dict, from which the markdown, the
 PNGs and `imad report --json` are all made.
 
-Top level: `rows` (decisions in the selection), `excluded` (`p_out_of_range`: rows left out
-because their p is not in [0, 1]) with `excluded_note` in words (null when none), `labelled`
-(of the rows, with a label), `auroc`
+Top level: `rows` (answered decisions in the selection), `unanswered` (rows of requests that
+failed: no answer to label or measure), `excluded` (`p_out_of_range`: rows left out because
+their p is not in [0, 1]) with `excluded_note` in words (null when none), `labelled` (of the
+rows, with a label), `auroc`
 (the router's, null when a class has fewer than 10 labels) and `auroc_note` (why, in words),
 then the sections: `volume` (escalation served and would-be, OOD share, by model), `windows`
 (the same per time window, with p's drift), `drift`, `quality` (labelled rows:
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from imad.decision_log.columns import ESCALATED, MODEL, TIME, iso_time
+from imad.decision_log.columns import ESCALATED, MODEL, TIME, iso_time, served_an_answer
 from imad.report import metrics
 from imad.report.drift import MIN_DRIFT_ROWS, PSI_THRESHOLD, drift_reading, psi
 from imad.report.quality import labelled_quality, would_escalate
@@ -33,9 +34,11 @@ def build_report(rows: Sequence[dict[str, Any]], *, log: str, window_s: float = 
                  since: float | None = None, model: str | None = None, router: str | None = None,
                  samples: int = metrics.BOOTSTRAP_SAMPLES) -> dict[str, Any]:
     """The report card of `rows` (decoded log rows with their labels, in time order); `router`:
-    the `--router` they were selected by. Rows whose p is not a probability are left out and
-    counted (`excluded`)."""
-    rows, out_of_range = probability_rows(rows)
+    the `--router` they were selected by. A row whose request failed (no answer served) counts in
+    `unanswered` and nowhere else; rows whose p is not a probability are left out and counted
+    (`excluded`)."""
+    logged = list(rows)
+    rows, out_of_range = probability_rows([row for row in logged if served_an_answer(row)])
     quality = labelled_quality(rows, samples=samples)
     windows = window_rows(rows, window_s)
     drift, window_cards = drift_by_window(windows)
@@ -45,6 +48,7 @@ def build_report(rows: Sequence[dict[str, Any]], *, log: str, window_s: float = 
                       "router": router, "window_hours": window_s / 3600.0},
         "routers_note": routers_note(rows),
         "rows": len(rows),
+        "unanswered": len(logged) - len(rows) - out_of_range,
         "excluded": {"p_out_of_range": out_of_range},
         "excluded_note": None if not out_of_range else (
             f"{out_of_range} decision{'s' if out_of_range > 1 else ''} left out: p outside [0, 1], "

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from imad.decision_log.columns import ESCALATED, SERVED
+from imad.decision_log.columns import ESCALATED, SERVED, served_an_answer
 from imad.report import metrics
 
 MIN_PER_CLASS = 10
@@ -30,7 +30,7 @@ def labelled_quality(rows: list[dict[str, Any]], *, samples: int = metrics.BOOTS
                      ) -> dict[str, Any]:
     """The `quality` section of the report (see the module docstring)."""
     scored = [row for row in rows if row["correct"] is not None and row.get(SERVED) != "debate"
-              and row.get("p") is not None]
+              and row.get("p") is not None and served_an_answer(row)]
     y = np.array([row["correct"] for row in scored], dtype=bool)
     p = np.array([row["p"] for row in scored], dtype=np.float64)
     kept = np.array([not would_escalate(row) for row in scored], dtype=bool)

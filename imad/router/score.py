@@ -61,4 +61,4 @@ class ScoredRows:
 
 Scorer = Callable[["Question", "CritiqueResponse"], RouterScore]
 """What a pipeline scores a parsed self-critique with, when not `Router.score` itself: the
-server passes its cross-request batcher (`imad.serve.batcher.ScoreBatcher`)."""
+server passes its cross-request batcher (`imad.serve.scoring.batcher.ScoreBatcher`)."""

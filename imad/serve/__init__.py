@@ -10,14 +10,21 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from imad.extras import require_extra
+
 _EXPORTS = {
     "create_app": "imad.serve.app",
     "ServeSettings": "imad.serve.settings",
     "PipelineFactory": "imad.serve.factory",
-    "BackgroundServer": "imad.serve.server",
+    "BackgroundServer": "imad.serve.processes.server",
 }
 
 __all__ = list(_EXPORTS)
+
+
+def require_serve_dependencies() -> None:
+    """Raise MissingDependencyError (with the install command) unless fastapi and uvicorn exist."""
+    require_extra("serve", "imad serve", ("fastapi", "uvicorn"))
 
 
 def __getattr__(name: str) -> Any:
@@ -25,7 +32,5 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'imad.serve' has no attribute {name!r}")
     if name in ("create_app", "BackgroundServer"):
-        from imad.serve.server import require_serve_dependencies
-
         require_serve_dependencies()
     return getattr(importlib.import_module(module), name)

@@ -7,7 +7,7 @@ behind the API key unless its paths are public (`imad.serve.routes.guard`: `/hea
 `/metrics` under `--metrics-public`). FastAPI's /docs, /redoc and /openapi.json are off.
 
 Every error has OpenAI's shape `{"error": {"message", "type", "param", "code"}}`
-(`imad.serve.error_responses`): 400 malformed body, invalid field or empty question; 401 missing
+(`imad.serve.openai.error_responses`): 400 malformed body, invalid field or empty question; 401 missing
 or wrong key; 404 unknown model or path; 413 body, question or prompt (counted in the model's
 tokens) too large; 429 the queue for the slots is full or the wait passed --queue-timeout (with
 Retry-After); 502 the upstream model server failed or gave nothing usable; 504 upstream or
@@ -30,11 +30,12 @@ from fastapi import Depends, FastAPI
 
 from imad import __version__
 from imad.decision_log.writer import DecisionLog
-from imad.serve.error_responses import install_error_handlers
+from imad.serve.chat_serving import ChatServing
 from imad.serve.factory import PipelineFactory
 from imad.serve.logs import log_event
 from imad.serve.metrics import ServerMetrics
-from imad.serve.reload_board import ReloadBoard, follow
+from imad.serve.openai.error_responses import install_error_handlers
+from imad.serve.reload.board import ReloadBoard, follow
 from imad.serve.routes import ROUTERS
 from imad.serve.routes.guard import public_paths, require_bearer
 from imad.serve.routes.state import ServerState
@@ -48,7 +49,7 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
                board: ReloadBoard | None = None) -> FastAPI:
     """The routing server's app. Prepares the factory now, so bad config fails before serving.
     `router_spec`: the --router a reload without a body loads; `board`: the run's reload board
-    under --workers, followed by a thread while the app runs (`imad.serve.reload_board`)."""
+    under --workers, followed by a thread while the app runs (`imad.serve.reload.board`)."""
     metrics = ServerMetrics()
     decision_log = open_decision_log(settings, metrics)  # a file that is not a log ends here
     factory.shadow = settings.shadow  # a reload's factory is a copy: it keeps this
@@ -80,8 +81,8 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
         yield
         stop.set()
         runner.close()
-        if shadow is not None:
-            shadow.close()  # the queued shadow debates finish and amend their rows first
+        if shadow is not None:  # within --shutdown-timeout; what is left is abandoned and counted
+            shadow.close(settings.shutdown_timeout_s)
         if decision_log is not None:
             decision_log.close()  # flushes the rows still queued
         log_event("server_stopped")
@@ -89,12 +90,13 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
     shadow = shadow_debates(settings, lambda: runner.factory, metrics, decision_log)
     app = FastAPI(title="imad routing server", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.server = ServerState(settings, runner, metrics, int(time.time()), limits,
+    chat = ChatServing(settings, runner, metrics, decision_log, shadow)
+    app.state.server = ServerState(settings, runner, metrics, int(time.time()), limits, chat,
                                    decision_log, board, shadow_debates=shadow)
     app.state.runner = runner
-    app.state.metrics = metrics
-    install_error_handlers(app)
     public = public_paths(settings)
+    install_error_handlers(app, check_key=lambda request: None if request.url.path in public
+                           else require_bearer(request))
     for router in ROUTERS:
         if {route.path for route in router.routes} <= public:
             app.include_router(router)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from imad.decide import TriggerBudget, chosen_threshold, new_budget
 from imad.errors import ServeError
-from imad.serve.model_names import ModelChoice, listed_model_names
+from imad.serve.openai.model_names import ModelChoice, listed_model_names
 
 if TYPE_CHECKING:
     from imad.router import Router

@@ -2,7 +2,7 @@
 
 The router and the chat model are loaded once per server and shared, never copied; a request
 only chooses the debate back-end and its policy (through its model name,
-`imad.serve.model_names`): a τ suffix builds a `FixedThreshold` policy, a model name's trigger
+`imad.serve.openai.model_names`): a τ suffix builds a `FixedThreshold` policy, a model name's trigger
 budget is its policy's rule, and the server's `--ood-policy` goes into every policy. Building a
 `Pipeline` per request is cheap (a policy and two small config objects) and lets the server hand
 each request its own `UpstreamWatch` around the shared model.
@@ -19,7 +19,7 @@ from imad.decide import Policy, TriggerBudget, choose_policy
 from imad.llm.types import ChatModel
 from imad.pipeline import Pipeline
 from imad.router import Router
-from imad.serve.model_names import MODEL_PREFIX, SERVE_BACKENDS, ModelChoice
+from imad.serve.openai.model_names import MODEL_PREFIX, SERVE_BACKENDS, ModelChoice
 
 if TYPE_CHECKING:
     from imad.router.score import Scorer
@@ -69,11 +69,10 @@ class PipelineFactory:
         return choose_policy(self.router.config, tau=choice.tau, rule=budget, ood_policy=self.ood_policy,
                              shadow=self.shadow)
 
-    def default_policy(self) -> Policy:
-        """The policy of a request without a τ suffix or budget: the checkpoint's τ, the server's
-        OOD policy."""
-        return self.policy_for(ModelChoice(MODEL_PREFIX, SERVE_BACKENDS[0], None))
-
+    def default_policy(self, tau: float | None = None) -> Policy:
+        """The policy of a request without a τ suffix or budget: `tau` (the server's --tau), else
+        the checkpoint's τ; the server's OOD policy."""
+        return self.policy_for(ModelChoice(MODEL_PREFIX, SERVE_BACKENDS[0], tau))
 
     def prepare(self, ood_policy: str | None = None) -> None:
         """Take the server's `ood_policy`, build every servable back-end once and score one

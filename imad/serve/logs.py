@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import Any, TextIO
 
 from imad.decide.schema import keys_of
-from imad.serve.strict import strict_json
+from imad.serve.openai.strict_json import strict_json
 
 LOGGER_NAME = "imad.serve"
 
@@ -48,8 +48,10 @@ def configure_logging(level: str = "info", stream: TextIO | None = None) -> None
         logger.propagate = False
 
 
-def log_event(event: str, *, level: int = logging.INFO, exc_info: bool = False, **fields: Any) -> None:
-    """Log `event` with `fields` as top-level keys of its JSON line."""
+def log_event(event: str, *, level: int = logging.INFO, exc_info: bool | BaseException = False,
+              **fields: Any) -> None:
+    """Log `event` with `fields` as top-level keys of its JSON line (`exc_info`: the exception
+    whose traceback goes with it, or True for the one being handled)."""
     logging.getLogger(LOGGER_NAME).log(level, event, extra={"fields": fields}, exc_info=exc_info)
 
 

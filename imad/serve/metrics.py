@@ -1,7 +1,7 @@
 """Prometheus metrics of the routing server, served at `GET /metrics` (issue 20, SPEC §15).
 
 What an operator of a router must see: requests by model name and status code, decisions by
-outcome (`imad.serve.outcomes`: every request that reached the pipeline in exactly one), the
+outcome (`OUTCOMES`: every request that reached the pipeline in exactly one), the
 router's score, τ, the realized and the target trigger rate and the window of each budget,
 tokens by phase, upstream call latency and errors, queue depth and in-flight pipelines. Names
 follow Prometheus conventions (`imad_…_total` counters, `_seconds` in base units).
@@ -38,9 +38,10 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from imad.decide.schema import FIELD, KEPT
 from imad.errors import ConfigError
+from imad.event_counts import EventCounts
 from imad.pipeline import PipelineAnswer
-from imad.serve.outcomes import OUTCOMES
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 LEGACY_MULTIPROCESS_ENV = "prometheus_multiproc_dir"
@@ -54,8 +55,34 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64)
 PHASES = {"self_critique": "self_critique", "debate": "debate"}
 """The trace stage of each LLM call → the `phase` label of the token counter."""
+DECISION_LOG_ROWS, SHADOW_DEBATES = "imad_decision_log_rows", "imad_shadow_debates"
 SHADOW_DEBATE_PHASE = "shadow_debate"
 """The `phase` of the tokens a shadow debate spends after its response (`imad.serve.shadow_debates`)."""
+
+# The one outcome each admitted request ends in: a decision's own (`RouterDecision.outcome`, the
+# schema's `metrics` view, labelled `kept` or `escalated_<outcome>`), a fallback to the
+# self-critique answer, or an end without an answer (none usable, timeout, cancelled, error).
+
+DECISION_OUTCOMES = {outcome: outcome if outcome == KEPT else f"escalated_{outcome}"
+                     for outcome in FIELD["outcome"].values}
+"""The metrics label of each `RouterDecision.outcome` the schema declares."""
+FALLBACK = "fallback"
+NO_ANSWER = "no_answer"
+TIMED_OUT = "timed_out"
+CANCELLED = "cancelled"
+FAILED = "failed"
+
+OUTCOMES = (*DECISION_OUTCOMES.values(), FALLBACK, NO_ANSWER, TIMED_OUT, CANCELLED, FAILED)
+"""Every value of the `outcome` label, so each is exported (as 0) before it first happens."""
+
+
+def decision_outcome(answer: PipelineAnswer) -> str:
+    """The outcome of a pipeline that returned `answer` (the comment above `DECISION_OUTCOMES`)."""
+    if not answer.answered:
+        return NO_ANSWER
+    if answer.source == "single_agent_fallback":
+        return FALLBACK
+    return DECISION_OUTCOMES[answer.decision.outcome]
 
 
 def multiprocess_mode() -> bool:
@@ -184,16 +211,17 @@ class ServerMetrics:
                                         "(one bad answer, or a scoring process that died) and were "
                                         "scored again one answer at a time, by error type",
                                         ["type"], registry=registry)
-        self.decision_log = Counter("imad_decision_log_rows", "Decision-log rows by what became "
+        self.decision_log = Counter(DECISION_LOG_ROWS, "Decision-log rows by what became "
                                     "of them: recorded, written, duplicates, pruned (past "
                                     "--decision-log-max-rows), amended, dropped_<reason>",
                                     ["event"], registry=registry)
         self.shadow_decisions = Counter("imad_shadow_decisions", "Decisions made in shadow mode "
                                         "(the single answer served), by what the policy would "
                                         "have done", ["would_escalate"], registry=registry)
-        self.shadow_debates = Counter("imad_shadow_debates", "Shadow debates (run after the "
+        self.shadow_debates = Counter(SHADOW_DEBATES, "Shadow debates (run after the "
                                       "response) by what became of them: submitted, run, "
-                                      "dropped (queue full), failed, changed (the answer)",
+                                      "dropped (queue full), failed, changed (the answer), "
+                                      "abandoned (left undone by a shutdown)",
                                       ["event"], registry=registry)
         self.queue_depth = Gauge("imad_queue_depth", "Requests waiting for a pipeline slot",
                                  registry=registry, multiprocess_mode="livesum")
@@ -296,6 +324,18 @@ class ServerMetrics:
     def set_load(self, in_flight: int, waiting: int) -> None:
         self.in_flight.set(in_flight)
         self.queue_depth.set(waiting)
+
+    def all_workers_counts(self, counts: EventCounts, family: str) -> EventCounts:
+        """`counts` (this worker's decision-log or shadow-debate counters, counted into `family`)
+        summed over every worker as `/metrics` sums them under --workers; `counts` itself in
+        one process, whose counters they are."""
+        if not multiprocess_mode():
+            return counts
+        fleet = EventCounts(counts.names)
+        for labels, value in sample_values(self.render()[0].decode(), f"{family}_total"):
+            if labels.get("event") in fleet.names and value >= 1:
+                fleet.add(labels["event"], int(value))
+        return fleet
 
     def render(self) -> tuple[bytes, str]:
         """The exposition text and its content type: this process's, or every worker's."""

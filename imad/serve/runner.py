@@ -3,7 +3,7 @@
 A request takes a concurrency slot, waiting in a bounded queue when none is free (429 when the
 queue is full or the wait too long, `imad.serve.limits`), its pipeline runs in a worker thread
 of a pool sized to the limit (its answer scored in one batch with those of the other requests
-waiting for theirs, in one of the scoring processes: `imad.serve.batcher`), and the request
+waiting for theirs, in one of the scoring processes: `imad.serve.scoring.batcher`), and the request
 waits at most `request_timeout_s` (504 after). A request still running when the server's
 shutdown timeout passes is answered 503 (uvicorn cancels it; `shutting_down`), not a bare 500.
 Python cannot stop a thread, so each pipeline calls its model through a `CancellableChat`: when
@@ -12,7 +12,7 @@ LLM call boundary, then frees its slot (the call already running finishes first)
 given back only when the work has really ended, so the limit bounds the work actually running.
 A pipeline that produced no answer is reported with the upstream failure behind it (502/504);
 a question whose prompt cannot fit the model's context is a 413. Every admitted request is
-counted in exactly one outcome of the server's metrics (`imad.serve.outcomes`).
+counted in exactly one outcome of the server's metrics (`imad.serve.metrics`).
 """
 
 from __future__ import annotations
@@ -28,16 +28,15 @@ from imad.llm.cancel import CancellableChat
 from imad.pipeline import Pipeline, PipelineAnswer
 from imad.question import Question
 from imad.router import Router
-from imad.serve.batcher import ScoreBatcher
 from imad.serve.budgets import BudgetBook
 from imad.serve.factory import WARM_UP_RESPONSE, PipelineFactory
 from imad.serve.limits import AdmissionQueue
 from imad.serve.logs import log_event
-from imad.serve.metrics import ServerMetrics
-from imad.serve.model_names import ModelChoice, listed_model_names
-from imad.serve.outcomes import CANCELLED, FAILED, TIMED_OUT, decision_outcome
-from imad.serve.reload import Generation, RouterIdentity, ServingRouters
-from imad.serve.scoring_process import SCORE_DEADLINE_S, ScoringProcesses
+from imad.serve.metrics import CANCELLED, FAILED, TIMED_OUT, ServerMetrics, decision_outcome
+from imad.serve.openai.model_names import ModelChoice, listed_model_names
+from imad.serve.reload.swap import Generation, RouterIdentity, ServingRouters
+from imad.serve.scoring.batcher import ScoreBatcher
+from imad.serve.scoring.processes import SCORE_DEADLINE_S, ScoringProcesses
 from imad.serve.settings import ServeSettings
 from imad.serve.upstream import UpstreamWatch, upstream_failure
 
@@ -91,11 +90,14 @@ class PipelineRunner:
 
     async def answer(self, question: Question, choice: ModelChoice, *,
                      disconnected: Callable[[], Awaitable[None]] | None = None,
-                     request_id: str = "") -> tuple[PipelineAnswer, RouterIdentity]:
+                     request_id: str = "",
+                     unanswered: Callable[[PipelineAnswer, RouterIdentity], None] | None = None
+                     ) -> tuple[PipelineAnswer, RouterIdentity]:
         """The pipeline's answer and the identity of the router that scored it (the generation
-        in service when its pipeline started, `imad.serve.reload`), or ServeError 429 (queue
+        in service when its pipeline started, `imad.serve.reload.swap`), or ServeError 429 (queue
         full or waited too long), 413 (prompt too large), 504 (too slow), 502 (no answer);
-        ClientDisconnected when `disconnected()` returns first."""
+        ClientDisconnected when `disconnected()` returns first. `unanswered(answer, router)`
+        hears of a pipeline that ran but gave no usable answer, before its ServeError."""
         try:
             await self.limiter.acquire()
         except asyncio.CancelledError:
@@ -123,6 +125,8 @@ class PipelineRunner:
         finally:
             self.metrics.count_outcome(choice.name, outcome, time.perf_counter() - clock)
         if answer.source == "none":
+            if unanswered is not None:
+                unanswered(answer, router)
             raise upstream_failure(upstream_errors) or ServeError(
                 502, f"the model gave no usable answer: {answer.error}", type="upstream_error",
                 code="no_usable_answer")

@@ -23,7 +23,7 @@ from imad.serve.machine import (
     slot_budget,
     usable_cores,
 )
-from imad.serve.model_names import SERVE_BACKENDS
+from imad.serve.openai.model_names import SERVE_BACKENDS
 from imad.shadow import MAX_SHADOW_SEED, check_shadow_flags
 
 QUEUE_PER_SLOT = 4
@@ -62,7 +62,7 @@ class ServeSettings:
     metrics_public: serve `GET /metrics` without the API key (for a scraper inside the network).
     scoring_processes: child processes of each server process that score answers (features +
         router), each batch in one of them, so that this work runs outside the server's GIL on
-        cores of its own (`imad.serve.scoring_process`); 0: in a thread of the server process
+        cores of its own (`imad.serve.scoring.processes`); 0: in a thread of the server process
         (no child; each child holds ~0.5 GB). None: `auto_scoring_processes` (one per
         core of this process's share of the machine, 1 to AUTO_SCORING_PROCESSES_CAP).
     request_timeout_s: a pipeline still running after this gets 504 and is cancelled at its next
@@ -195,7 +195,7 @@ def check_machine_bounds(settings: ServeSettings) -> None:
 def auto_scoring_processes(cores: int, workers: int) -> int:
     """One scoring process per core of a server process's share (cores // workers), 1 to
     AUTO_SCORING_PROCESSES_CAP. The children share those cores with their server process, at a
-    lower priority (`imad.serve.scoring_process`), so its short steps are not queued behind a
+    lower priority (`imad.serve.scoring.processes`), so its short steps are not queued behind a
     batch; measured on 2 cores, two children answer ~10% more requests/s at 32 clients than
     one, for ~10% more CPU per request (benchmarks/README.md, bench_serve)."""
     return max(1, min(AUTO_SCORING_PROCESSES_CAP, cores // max(1, workers)))

@@ -121,7 +121,7 @@ def test_serve_process_answers_and_stops_on_sigterm(router_dir, tmp_path):
 def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp_path):
     """`imad serve --workers 2`: uvicorn's workers, each building its app from the import string;
     /metrics of whichever worker answers sums the multiprocess files of both; both write one
-    decision log (issue 32), each row once."""
+    decision log (issue 32), each row once; /v1/imad/stats counts both workers' rows."""
     from imad.serve.metrics import sample_values
     from imad.serve.settings import auto_scoring_processes, usable_cores
 
@@ -151,6 +151,8 @@ def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp
             completion_ids.add(response.json()["id"])
         text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
         health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).json()
+        stats = [httpx.get(f"http://127.0.0.1:{port}/v1/imad/stats", timeout=10).json()
+                 for _ in range(4)]  # new connections: whichever worker takes each
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=60)
     finally:
@@ -162,6 +164,8 @@ def test_two_workers_share_the_port_and_metrics_add_up_over_both(router_dir, tmp
     assert health["scoring_processes"] == auto_scoring_processes(usable_cores(), 2)
     assert sum(v for labels, v in sample_values(text, "imad_decisions_total")
                if labels["outcome"] == "kept") == 8
+    # every answer counts both workers' rows, as /metrics does
+    assert [answer["decision_log"]["recorded"] for answer in stats] == [8] * 4
     store = open_for_reading(tmp_path / "decisions.db")  # SIGTERM flushed both workers' writers
     logged = [row["response_id"] for row in store.rows()]
     store.close()

@@ -1,5 +1,5 @@
 """Hostile bodies of `POST /v1/imad/feedback` (issue 32 item 3), through the body parser and
-the store the route calls (`imad.serve.feedback`): 400 naming what is wrong, 404 for an id the
+the store the route calls (`imad.serve.routes.feedback`): 400 naming what is wrong, 404 for an id the
 log does not hold or a server without a log, 503 when the log cannot be written; a label is
 stored only from a good body. (413 for an oversized body is `read_body`'s, tested with the
 other routes' limits.)"""
@@ -10,7 +10,7 @@ import pytest
 
 from imad.decision_log import DecisionLog, open_for_reading
 from imad.errors import ServeError, UnknownDecisionError
-from imad.serve.feedback import FEEDBACK_MAX_BYTES, store_feedback
+from imad.serve.routes.feedback import FEEDBACK_MAX_BYTES, store_feedback
 from tests.decision_log.rows import decision_row
 
 ID = "chatcmpl-000000"
@@ -37,6 +37,11 @@ BAD_BODIES = [
      "debate_correct"),
     (b'{"id": "x", "correct": true, "extra": 1}', "unknown key(s) 'extra'", None),
     (b'\xff\xfe{}', "not valid JSON", None),
+    # a key named twice: Python's json keeps the last, so this would label chatcmpl-000000
+    (b'{"id": "chatcmpl-404", "id": "chatcmpl-000000", "correct": true}',
+     "an object names the key 'id' twice", "id"),
+    (b'{"id": "chatcmpl-000000", "correct": true, "correct": false}',
+     "an object names the key 'correct' twice", "correct"),
 ]
 
 

@@ -29,7 +29,7 @@ SAFE = {
                                "48,000 generated inputs in tests/hostile/test_hostile_parser.py",
     "imad/llm/cache.py": "rows of the LLM response cache, a SQLite file imad wrote itself "
                          "(ChatResponse.to_dict of an already-checked reply)",
-    "imad/serve/worker.py": "IMAD_SERVE_WORKER_CONFIG, written by `imad serve --workers` for its "
+    "imad/serve/processes/worker.py": "IMAD_SERVE_WORKER_CONFIG, written by `imad serve --workers` for its "
                             "own worker processes (json.dumps of checked ServeSettings)",
     "imad/serve/logs.py": "json.loads(json.dumps(...)) of imad's own log fields, to make them "
                           "strict JSON",

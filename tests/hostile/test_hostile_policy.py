@@ -9,7 +9,7 @@ import pytest
 from imad.decide import FixedThreshold, check_tau
 from imad.errors import ConfigError, ServeError
 from imad.router.config import Threshold
-from imad.serve.model_names import parse_model_name
+from imad.serve.openai.model_names import parse_model_name
 from imad.serve.settings import ServeSettings
 
 HOSTILE_TAUS = [

@@ -157,7 +157,7 @@ def test_sql_metacharacters_in_ids_and_labels_are_data(postgres_url, tmp_path, c
 
 
 def test_a_label_for_a_row_another_replica_has_not_written_yet_waits_for_it(postgres_url):
-    from imad.serve.feedback import store_feedback
+    from imad.serve.routes.feedback import store_feedback
 
     with DecisionLog(postgres_url) as answered, DecisionLog(postgres_url) as other:
         grace_s = label_grace_s(other, 0.0)

@@ -190,3 +190,31 @@ def test_sigterm_during_a_streamed_debate_ends_it_with_one_counted_503(router_di
     assert counted(text, "imad_decisions_total") == 1
     assert counted(text, "imad_decisions_total", outcome="cancelled") == 1
     assert_quiet(server)
+
+
+def test_sigterm_under_shadow_abandons_the_queued_debates_instead_of_running_them(router_dir, upstream,
+                                                                                    tmp_path):
+    """A queue of shadow debates does not hold SIGTERM: the queued ones are abandoned, the
+    running one (its upstream call held, never answered) is cancelled once --shutdown-timeout
+    has passed, both are counted and logged once, and the tree ends without another upstream
+    call. The seconds it takes are in benchmarks/README.md (shadow shutdown)."""
+    upstream.hold_debates.set()
+    server = ServeProcess(router_dir, upstream, tmp_path, "--shadow", "--shadow-debate-rate", "1",
+                          "--shutdown-timeout", "1", "--scoring-processes", "0", "--tau", "0",
+                          "--decision-log", str(tmp_path / "decisions.db"))
+    try:
+        server.wait_ready()
+        assert [server.post(index).status_code for index in range(6)] == [200] * 6
+        assert upstream.debate_started.wait(60)  # the first debate holds; five more queue behind it
+        held = upstream.calls["debate"]
+        tree = [process.pid for process in server.tree()]
+        server.process.terminate()
+        assert server.process.wait(60) in STOPPED  # although the held call is never answered
+        wait_for(lambda: all(gone(pid) for pid in tree), "every process of the tree ended", 60)
+        [abandoned] = server.events("shadow_debates_abandoned")
+        assert abandoned["abandoned"] == 6 and abandoned["shutdown_timeout_s"] == 1.0
+        assert upstream.calls["debate"] == held  # no queued debate started after SIGTERM
+        assert_quiet(server)
+    finally:
+        upstream.release()
+        server.stop()

@@ -26,7 +26,7 @@ from imad.decision_log.answer_row import router_identity  # noqa: E402
 from imad.router import Router  # noqa: E402
 from imad.serve import BackgroundServer, ServeSettings, create_app  # noqa: E402
 from imad.serve.metrics import sample_values  # noqa: E402
-from imad.serve.routes.reload import MAX_BODY_BYTES, MAX_ROUTER_CHARS  # noqa: E402
+from imad.serve.routes.admin import MAX_BODY_BYTES, MAX_ROUTER_CHARS  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
 from tests.support.serving import echo_factory, tagged_question  # noqa: E402
 
@@ -109,6 +109,9 @@ BODIES = [  # (id, body or a function of the checkpoints giving it, status, word
     ("traversal from a name", b'{"router": "imad-router-v1/../../../../etc/passwd"}', 422,
      "was not loaded"),
     ("dot dot", b'{"router": ".."}', 422, "was not loaded"),
+    # a key named twice: Python's json keeps the last, so this would try /etc
+    ("router named twice", b'{"router": "imad-router-v1", "router": "/etc"}', 400,
+     "an object names the key 'router' twice"),
 ]
 
 

@@ -1,4 +1,4 @@
-"""Hostile ack files beside the reload board (`imad.serve.reload_acks`): whatever lies in the
+"""Hostile ack files beside the reload board (`imad.serve.reload.acks`): whatever lies in the
 run's directory under an ack's name, a reloading worker never fails on it and never counts it
 as a sibling's answer — it is passed over, and a sibling that wrote nothing readable is
 reported as silent (503 `reload_incomplete`), never as agreeing."""
@@ -11,7 +11,7 @@ import os
 import pytest
 
 from imad.errors import ServeError
-from imad.serve.reload_acks import RELOADED, WorkerAck, await_siblings, fleet_agrees, live_acks, parse_ack
+from imad.serve.reload.acks import RELOADED, WorkerAck, await_siblings, fleet_agrees, live_acks, parse_ack
 
 SIBLING = os.getppid()
 GOOD = {"pid": SIBLING, "generation": 2, "result": "reloaded", "router_hash": "a" * 64, "error": None}
@@ -91,7 +91,7 @@ def test_a_follow_that_a_later_reload_overtook_writes_no_stale_ack(tmp_path):
     router, hash a…) but its own POST reload (record 3, hash b…) took the reload lock first; the
     follow was then skipped and acked record 2 with hash b…, so worker A answered 503
     'reload_incomplete … serve different routers' instead of 409 reload_superseded."""
-    from imad.serve.reload_board import ReloadBoard
+    from imad.serve.reload.board import ReloadBoard
 
     board = ReloadBoard(tmp_path / "reload.json", workers=2)
     routers = _Routers(board_generation=3, router_hash="b" * 64)

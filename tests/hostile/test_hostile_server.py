@@ -140,6 +140,13 @@ BODIES = [
      "messages.0.content"),
     ("repeated choices", request_json(imad={"choices": ["apple", "apple "]}), 400,
      "invalid_question", "imad"),
+    # a key named twice is refused as `imad log label` refuses it, naming the key
+    ("model named twice",
+     '{"model": "imad-svrmad", "model": "imad", "messages": [{"role": "user", "content": "Which?"}]}',
+     400, "invalid_json", "model"),
+    ("content named twice in a message",
+     '{"model": "imad", "messages": [{"role": "user", "content": "A?", "content": "B?"}]}',
+     400, "invalid_json", "content"),
     ("choices on a numeric question", request_json(imad={"choices": ["1", "2"], "task_type": "numeric"}),
      400, "invalid_question", "imad"),
 ]
@@ -192,7 +199,7 @@ def test_non_finite_score_is_null_and_escalated_in_strict_json(serve, logs, stre
 
 def test_tau_zero_keeps_scored_answers_but_escalates_an_unparsed_one(serve):
     """imad-acemad-0: τ = 0 turns off the threshold, not the fail-safe rule (documented)."""
-    import imad.serve.model_names as model_names
+    import imad.serve.openai.model_names as model_names
     from tests.conftest import REPO_ROOT
 
     unparsed = ScriptedChat(lambda request: "I refuse to write JSON."

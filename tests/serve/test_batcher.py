@@ -12,7 +12,7 @@ from imad.decide import RouterScore
 from imad.errors import FeatureError
 from imad.question import Question
 from imad.router import Router
-from imad.serve.batcher import ScoreBatcher
+from imad.serve.scoring.batcher import ScoreBatcher
 from tests.router.router_helpers import make_router
 from tests.support.batching import call_together as call_together_on
 

@@ -15,7 +15,7 @@ from imad.llm.scripted import ScriptedChat
 from imad.llm.types import ChatRequest, ChatResponse
 from imad.serve import ServeSettings
 from imad.serve.budgets import MAX_BUDGETS, BudgetBook
-from imad.serve.model_names import ModelChoice
+from imad.serve.openai.model_names import ModelChoice
 from tests.router.router_helpers import make_router
 from tests.serve.conftest import API_KEY
 from tests.support.serving import echo_factory, echo_respond, tagged_question
@@ -140,3 +140,22 @@ def test_the_servers_own_names_get_a_budget_after_the_cap_is_reached():
     assert sorted(book.stats())[:3] == ["imad", "imad-acemad", "imad-svrmad"]
     with pytest.raises(ServeError, match="trigger budgets"):
         book.budget_for(ModelChoice("imad-svrmad-0.999", "svrmad", 0.999))
+
+
+def test_stats_report_the_tau_that_requests_use(start_server):
+    """/v1/imad/stats' `tau` is the τ of a request without a suffix: --tau when set, not the
+    checkpoint's."""
+    factory = echo_factory()
+    server = start_server(ServeSettings(api_key=API_KEY, default_tau=0.37), factory)
+    decision = post(server, "imad", 1).json()["imad"]
+    assert factory.router.tau != 0.37
+    assert (decision["tau"], decision["tau_source"]) == (0.37, "request")
+    assert stats_of(server)["tau"] == 0.37
+
+
+def test_stats_report_the_checkpoints_tau_without_a_tau_flag(start_server):
+    factory = echo_factory()
+    server = start_server(ServeSettings(api_key=API_KEY), factory)
+    decision = post(server, "imad", 1).json()["imad"]
+    assert decision["tau_source"] == "checkpoint"
+    assert stats_of(server)["tau"] == decision["tau"] == factory.router.tau

@@ -22,7 +22,7 @@ from imad.cli.main import main
 from imad.routing_options import DEFAULT_BUDGET_WINDOW
 from imad.serve.dashboard import IMPORT_INPUT, dashboard
 from imad.serve.metrics import ServerMetrics, sample_values
-from imad.serve.model_names import listed_model_names
+from imad.serve.openai.model_names import listed_model_names
 from tests.conftest import REPO_ROOT
 from tests.support.promql_names import Exported, PromQLError, Query, parse, problems
 from tests.support.serve_process import ServeProcess, upstream_stub

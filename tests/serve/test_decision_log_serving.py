@@ -9,11 +9,14 @@ import hashlib
 import httpx
 
 from imad.decision_log import open_for_reading
+from imad.errors import LLMConnectionError
+from imad.llm.scripted import ScriptedChat
+from imad.llm.types import ChatRequest, ChatResponse
 from imad.report import report_card
 from imad.serve import ServeSettings
 from imad.serve.metrics import sample_values
 from tests.serve.conftest import API_KEY
-from tests.support.serving import tagged_question
+from tests.support.serving import echo_factory, echo_respond, tagged_question
 
 HEADERS = {"Authorization": f"Bearer {API_KEY}"}
 MODELS = ("imad-svrmad-0", "imad-svrmad-1")  # τ 0 keeps every answer, τ 1 escalates every one
@@ -93,3 +96,39 @@ def test_an_unwritable_log_never_fails_a_request(start_server, tmp_path, caplog)
     counted = {labels["event"]: value for labels, value in samples}
     assert counted == {"recorded": 3.0, "dropped_unwritable": 3.0}
     assert len([r for r in caplog.records if "decision log" in r.getMessage()]) == 1
+
+
+class DownChat(ScriptedChat):
+    """The echo model, whose every call fails once `down` is set (its server went away)."""
+
+    down = False
+
+    def chat(self, request: ChatRequest) -> ChatResponse:
+        if self.down:
+            raise LLMConnectionError("the model server went away")
+        return super().chat(request)
+
+
+def test_a_failed_request_is_a_row_that_served_nothing_and_the_report_leaves_it_out(start_server,
+                                                                                     tmp_path):
+    """/metrics counts every request that reached the pipeline; so does the log: an upstream
+    failure (502) is a row whose `served` is none, with the upstream's error, and the report
+    card's numbers leave it out (`unanswered`)."""
+    path = tmp_path / "decisions.db"
+    chat = DownChat(echo_respond)
+    server = start_server(ServeSettings(api_key=API_KEY, decision_log=str(path)), echo_factory(chat))
+    statuses = {ask(server, index, "imad-svrmad-0").status_code for index in range(3)}
+    chat.down = True
+    failed = [ask(server, index, "imad-svrmad-0") for index in range(3, 5)]
+    text = httpx.get(root_of(server) + "/metrics", headers=HEADERS, timeout=60).text
+    server.stop(timeout_s=15)
+    assert statuses == {200} and [response.status_code for response in failed] == [502, 502]
+    decisions = sum(value for _, value in sample_values(text, "imad_decisions_total"))
+    rows = {row["response_id"]: row for row in rows_of(path)}
+    assert len(rows) == decisions == 5
+    for response in failed:
+        row = rows[response.headers["x-request-id"]]
+        assert row["served"] == "none" and "LLMConnectionError" in row["error"]
+        assert row["question"] is None and row["served_model"] == "imad-svrmad-0"
+    card = report_card(path)
+    assert (card["rows"], card["unanswered"], card["volume"]["rows"]) == (3, 2, 3)

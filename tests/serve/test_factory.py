@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from imad.llm.openai_http import OpenAICompatibleChat
-from imad.serve.model_names import ModelChoice
+from imad.serve.openai.model_names import ModelChoice
 from tests.support.serving import echo_factory
 
 

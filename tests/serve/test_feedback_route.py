@@ -10,7 +10,7 @@ import pytest
 
 from imad.decision_log import DecisionLog, open_for_reading
 from imad.serve import ServeSettings
-from imad.serve.feedback import FEEDBACK_MAX_BYTES
+from imad.serve.routes.feedback import FEEDBACK_MAX_BYTES
 from tests.decision_log.rows import decision_row
 from tests.serve.conftest import API_KEY
 

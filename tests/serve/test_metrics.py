@@ -12,9 +12,18 @@ from imad.decide.decision import non_finite_decision, unparsed_decision
 from imad.decide.policy import FixedThreshold
 from imad.pipeline import Pipeline
 from imad.serve import ServeSettings
-from imad.serve.metrics import MULTIPROCESS_ENV, ModelLabels, ServerMetrics, sample_values
-from imad.serve.model_names import listed_model_names
-from imad.serve.outcomes import DECISION_OUTCOMES, OUTCOMES, decision_outcome
+from imad.serve.metrics import (
+    DECISION_LOG_ROWS,
+    DECISION_OUTCOMES,
+    MULTIPROCESS_ENV,
+    OUTCOMES,
+    SHADOW_DEBATES,
+    ModelLabels,
+    ServerMetrics,
+    decision_outcome,
+    sample_values,
+)
+from imad.serve.openai.model_names import listed_model_names
 from tests.serve.conftest import API_KEY
 from tests.support.serving import echo_chat, echo_factory, tagged_question
 
@@ -131,6 +140,44 @@ def test_two_workers_report_the_target_once_and_tau_per_process(tmp_path, monkey
     assert values(text, "imad_budget_window_answers") == {(("model", "imad"),): 40}
     assert values(text, "imad_budget_tau") == {(("model", "imad"), ("pid", "101")): 0.4,
                                                (("model", "imad"), ("pid", "102")): 0.6}
+
+
+def test_two_workers_counters_in_stats_are_summed_like_metrics(tmp_path, monkeypatch):
+    """Under --workers, /v1/imad/stats' decision-log and shadow-debate counters are every
+    worker's together, as /metrics has them, whichever worker answers."""
+    from imad.decision_log.writer import LOG_EVENTS
+    from imad.event_counts import EventCounts
+    from imad.shadow import SHADOW_EVENTS
+
+    monkeypatch.setenv(MULTIPROCESS_ENV, str(tmp_path))
+    workers = []
+    for pid, rows in ((101, 112), (102, 8)):  # two processes' value files, as two workers write them
+        monkeypatch.setattr(values_module, "ValueClass", values_module.MultiProcessValue(lambda pid=pid: pid))
+        metrics = ServerMetrics()
+        log = EventCounts(LOG_EVENTS, on_count=metrics.count_decision_log)
+        log.add("recorded", rows)
+        log.add("written", rows)
+        log.add("dropped_unwritable", 1)
+        shadow = EventCounts(SHADOW_EVENTS, on_count=metrics.count_shadow_debate)
+        shadow.add("submitted", rows // 4)
+        workers.append((metrics, log, shadow))
+    for metrics, log, shadow in workers:
+        fleet = metrics.all_workers_counts(log, DECISION_LOG_ROWS)
+        assert (fleet["recorded"], fleet["written"], fleet["pruned"]) == (120, 120, 0)
+        assert fleet.group("dropped") == {"unwritable": 2}
+        assert metrics.all_workers_counts(shadow, SHADOW_DEBATES)["submitted"] == 30
+    metrics, log, _ = workers[1]
+    assert sum(v for labels, v in sample_values(metrics.render()[0].decode(), "imad_decision_log_rows_total")
+               if labels["event"] == "recorded") == 120
+
+
+def test_one_process_stats_counters_are_its_own(monkeypatch):
+    from imad.decision_log.writer import LOG_EVENTS
+    from imad.event_counts import EventCounts
+
+    monkeypatch.delenv(MULTIPROCESS_ENV, raising=False)
+    log = EventCounts(LOG_EVENTS)
+    assert ServerMetrics().all_workers_counts(log, DECISION_LOG_ROWS) is log
 
 
 def test_health_shows_both_concurrency_limits_and_the_queue(start_server):

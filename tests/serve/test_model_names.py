@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from imad.errors import ServeError
-from imad.serve.model_names import ModelChoice, listed_model_names, parse_model_name
+from imad.serve.openai.model_names import ModelChoice, listed_model_names, parse_model_name
 
 
 @pytest.mark.parametrize(("name", "expected"), [

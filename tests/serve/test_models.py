@@ -7,7 +7,7 @@ import json
 import pytest
 
 from imad.errors import ServeError
-from imad.serve.models import ImadInfo, decision_header, parse_chat_request
+from imad.serve.openai.protocol import ImadInfo, decision_header, parse_chat_request
 
 
 def info(**changes) -> ImadInfo:

@@ -1,4 +1,4 @@
-"""The workers' answers to a reload (`imad.serve.reload_acks`): written, read back, waited for,
+"""The workers' answers to a reload (`imad.serve.reload.acks`): written, read back, waited for,
 and judged — the fleet agrees only when every sibling serves the reloading worker's router."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from imad.errors import ServeError
-from imad.serve.reload_acks import (
+from imad.serve.reload.acks import (
     REFUSED,
     RELOADED,
     WorkerAck,

@@ -1,5 +1,5 @@
-"""A reload under --workers answers for every worker (`imad.serve.reload_board`,
-`imad.serve.reload_acks`), on a real loopback server whose app follows a reload board as a
+"""A reload under --workers answers for every worker (`imad.serve.reload.board`,
+`imad.serve.reload.acks`), on a real loopback server whose app follows a reload board as a
 worker of a two-worker run does; the sibling worker is played by the test, which answers the
 board's records in an ack file as a real sibling would (the real two-worker run is in
 test_hot_reload.py)."""
@@ -20,9 +20,10 @@ pytest.importorskip("fastapi")
 
 from imad.decision_log.answer_row import router_identity  # noqa: E402
 from imad.router import Router  # noqa: E402
-from imad.serve import BackgroundServer, ServeSettings, create_app, reload_acks  # noqa: E402
-from imad.serve.reload_acks import REFUSED, RELOADED, WorkerAck, parse_ack, write_ack  # noqa: E402
-from imad.serve.reload_board import BOARD_FILE, ReloadBoard  # noqa: E402
+from imad.serve import BackgroundServer, ServeSettings, create_app  # noqa: E402
+from imad.serve.reload import acks as reload_acks  # noqa: E402
+from imad.serve.reload.acks import REFUSED, RELOADED, WorkerAck, parse_ack, write_ack  # noqa: E402
+from imad.serve.reload.board import BOARD_FILE, ReloadBoard  # noqa: E402
 from tests.router.router_helpers import make_router  # noqa: E402
 from tests.support.serve_process import wait_for  # noqa: E402
 from tests.support.serving import echo_factory  # noqa: E402

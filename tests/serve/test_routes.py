@@ -103,3 +103,36 @@ def test_without_a_key_every_route_but_the_public_ones_is_a_401(start_server, se
                          headers={"Authorization": f"Bearer {API_KEY}"})
     assert with_key.status_code == 200 and with_key.json()["router"]
 
+
+
+WRONG_METHODS = [("GET", "/v1/chat/completions"), ("DELETE", "/v1/imad/stats"),
+                 ("PUT", "/v1/imad/feedback"), ("GET", "/v1/imad/admin/reload"), ("POST", "/v1/models"),
+                 ("PATCH", "/v1/models/imad")]
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=["metrics behind the key", "--metrics-public"])
+def test_without_a_key_a_wrong_method_on_a_guarded_route_is_a_401_not_a_405(start_server, settings):
+    """A 405 would tell a caller without the key which routes exist; the key check comes first."""
+    server = start_server(settings)
+    for method, path in [*WRONG_METHODS, ("POST", "/metrics")]:
+        response = httpx.request(method, root_of(server) + path, timeout=60)
+        if path in public_paths(settings):
+            assert response.status_code == 405, (method, path)
+            continue
+        assert response.status_code == 401, (method, path)
+        assert response.json()["error"]["code"] == "missing_api_key"
+        assert response.headers["www-authenticate"].startswith("Bearer")
+    for method, path in WRONG_METHODS:  # with the key, the method is what is wrong
+        response = httpx.request(method, root_of(server) + path, timeout=60,
+                                 headers={"Authorization": f"Bearer {API_KEY}"})
+        assert response.status_code == 405 and response.json()["error"]["code"] == "method_not_allowed"
+    assert httpx.post(root_of(server) + "/health", timeout=60).status_code == 405  # public
+
+
+def test_head_health_answers_like_get_without_a_body(start_server):
+    server = start_server()
+    get = httpx.get(root_of(server) + "/health", timeout=60)
+    head = httpx.head(root_of(server) + "/health", timeout=60)
+    assert (head.status_code, head.content) == (200, b"")
+    assert head.headers["content-type"] == get.headers["content-type"] == "application/json"
+    assert int(head.headers["content-length"]) > 0

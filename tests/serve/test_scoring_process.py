@@ -18,9 +18,9 @@ import pytest
 from imad.critique.schema import CritiqueResponse
 from imad.question import Question
 from imad.router import Router
-from imad.serve.batcher import ScoreBatcher
 from imad.serve.factory import WARM_UP_RESPONSE
-from imad.serve.scoring_process import CHILD_NICENESS, ProcessScorer, ScoringProcessError
+from imad.serve.scoring.batcher import ScoreBatcher
+from imad.serve.scoring.processes import CHILD_NICENESS, ProcessScorer, ScoringProcessError
 from tests.router.router_helpers import make_router
 from tests.support.batching import call_together
 
@@ -119,7 +119,7 @@ def test_the_child_ends_when_the_server_process_is_killed(tmp_path):
     script = textwrap.dedent("""
         import sys
         from tests.router.router_helpers import make_router
-        from imad.serve.scoring_process import ProcessScorer
+        from imad.serve.scoring.processes import ProcessScorer
         from imad.serve.factory import WARM_UP_RESPONSE
         scorer = ProcessScorer(make_router(seed=6), warm_up=WARM_UP_RESPONSE)
         scorer.wait_ready(300)

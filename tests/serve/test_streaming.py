@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from imad.serve.models import AssistantMessage, ChatCompletion, Choice, ImadInfo, Usage
-from imad.serve.streaming import CHUNK_CHARS, sse_events
+from imad.serve.openai.protocol import AssistantMessage, ChatCompletion, Choice, ImadInfo, Usage
+from imad.serve.openai.streaming import CHUNK_CHARS, sse_events
 
 
 def completion(content: str) -> ChatCompletion:

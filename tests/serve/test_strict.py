@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from imad.serve.strict import finite_or_null, strict_json
+from imad.serve.openai.strict_json import finite_or_null, strict_json
 
 
 def test_non_finite_numbers_become_null_at_any_depth():

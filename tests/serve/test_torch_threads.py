@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 
 @pytest.mark.parametrize(("omp", "expected"), [(None, 1), ("3", 2)])
 def test_one_torch_thread_unless_omp_num_threads_is_set(monkeypatch, omp, expected):
-    from imad.serve.server import use_one_torch_thread
+    from imad.serve.scoring.processes import use_one_torch_thread
 
     before = torch.get_num_threads()
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)

@@ -8,7 +8,7 @@ from imad.critique.schema import CritiqueResponse
 from imad.decide import RouterScore
 from imad.errors import FeatureError
 from imad.question import Question
-from imad.serve.batcher import ScoreBatcher
+from imad.serve.scoring.batcher import ScoreBatcher
 
 
 def call_together(batcher: ScoreBatcher, calls: dict[int, tuple[Question, CritiqueResponse]]

@@ -1,11 +1,11 @@
 """The routing server's endpoints, one FastAPI `APIRouter` per family, each in its own module:
 
-- `chat`: `POST /v1/chat/completions`.
+- `chat`: `POST /v1/chat/completions` (over `imad.serve.chat_serving.ChatServing`).
 - `models`: `GET /v1/models`, `GET /v1/models/{id}`.
-- `admin`: `GET /v1/imad/stats` (the router, its trigger budgets, the decision log's counters).
+- `stats`: `GET /v1/imad/stats` (the router, its trigger budgets, the decision log's counters).
 - `feedback`: `POST /v1/imad/feedback` (an outcome label for a logged decision).
-- `reload`: `POST /v1/imad/admin/reload` (hot reload of the router).
-- `metrics`: `GET /metrics` (Prometheus).
+- `admin`: `POST /v1/imad/admin/reload` (hot reload of the router).
+- `prometheus`: `GET /metrics` (Prometheus).
 - `health`: `GET /health` (public).
 
 `create_app` includes every router of `ROUTERS` behind the API key (`guard.require_bearer`)
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from imad.serve.routes import admin, chat, feedback, health, metrics, models, reload
+from imad.serve.routes import admin, chat, feedback, health, models, prometheus, stats
 
-ROUTERS: tuple[APIRouter, ...] = (health.router, metrics.router, admin.router, feedback.router,
-                                  reload.router, models.router, chat.router)
+ROUTERS: tuple[APIRouter, ...] = (health.router, prometheus.router, stats.router, feedback.router,
+                                  admin.router, models.router, chat.router)

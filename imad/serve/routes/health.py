@@ -1,4 +1,5 @@
-"""`GET /health`: liveness, load and limits for load balancers; public (`guard.ALWAYS_PUBLIC`).
+"""`GET /health` (and `HEAD /health`, its headers without the body): liveness, load and limits
+for load balancers; public (`guard.ALWAYS_PUBLIC`).
 
 It shows both concurrency limits (the server's and the upstream client's), the scoring
 processes, and which router serves (name, version, content hash: a load balancer can see a hot
@@ -20,7 +21,7 @@ from imad.serve.routes.state import Server
 router = APIRouter()
 
 
-@router.get("/health")
+@router.api_route("/health", methods=["GET", "HEAD"])  # HEAD: the same, no body
 async def health(server: Server) -> dict[str, Any]:
     runner = server.runner
     identity = runner.routers.current.identity

@@ -1,4 +1,4 @@
-"""`GET /v1/models` and `GET /v1/models/{id}`: the servable model names (`imad.serve.model_names`);
+"""`GET /v1/models` and `GET /v1/models/{id}`: the servable model names (`imad.serve.openai.model_names`);
 any τ suffix of a listed name is retrievable, anything else is a 404."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from imad.serve.model_names import listed_model_names, parse_model_name
-from imad.serve.models import ModelCard, ModelList
+from imad.serve.openai.model_names import listed_model_names, parse_model_name
+from imad.serve.openai.protocol import ModelCard, ModelList
 from imad.serve.routes.state import Server
 
 router = APIRouter()

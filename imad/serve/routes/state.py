@@ -1,4 +1,5 @@
-"""What every endpoint of one app reads: its settings, pipeline factory, runner and metrics.
+"""What every endpoint of one app reads: its settings, pipeline factory, runner, metrics and
+the serving object of its chat completions.
 
 `create_app` builds one `ServerState` and keeps it on `app.state.server`; a handler asks for it
 with a parameter typed `Server` (a FastAPI dependency), so the routers hold no state of their own
@@ -14,9 +15,10 @@ from fastapi import Depends, Request
 
 from imad.decision_log.answer_row import RouterIdentity
 from imad.decision_log.writer import DecisionLog
+from imad.serve.chat_serving import ChatServing
 from imad.serve.factory import PipelineFactory
 from imad.serve.metrics import ServerMetrics
-from imad.serve.reload_board import ReloadBoard
+from imad.serve.reload.board import ReloadBoard
 from imad.serve.runner import PipelineRunner
 from imad.serve.settings import ServeSettings
 from imad.serve.shadow_debates import ShadowDebates
@@ -32,10 +34,12 @@ class ServerState:
     metrics: ServerMetrics
     started: int
     limits: dict[str, Any]
+    chat: ChatServing
+    """What answers, logs, counts and records each chat completion (`imad.serve.chat_serving`)."""
     decision_log: DecisionLog | None = None
     """This process's handle on `--decision-log` (None without one)."""
     board: ReloadBoard | None = None
-    """The run's reload board under --workers (`imad.serve.reload_board`); None otherwise."""
+    """The run's reload board under --workers (`imad.serve.reload.board`); None otherwise."""
     shadow_debates: ShadowDebates | None = None
     """`--shadow --shadow-debate-rate R`: the sampled answers' background debates."""
 

@@ -12,7 +12,6 @@ the app's shutdown. uvicorn's access log is off: the app logs one JSON line per 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import socket
@@ -23,19 +22,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from imad.errors import ConfigError, MissingDependencyError
+from imad.errors import ConfigError
 from imad.serve.settings import ServeSettings
 
 if TYPE_CHECKING:
     import uvicorn
-
-
-def require_serve_dependencies() -> None:
-    """Raise MissingDependencyError (with the install command) unless fastapi and uvicorn exist."""
-    for package in ("fastapi", "uvicorn"):
-        if importlib.util.find_spec(package) is None:
-            raise MissingDependencyError(package, "pip install 'imad[serve]'", "imad serve")
-
 
 WORKER_CONFIG_ENV = "IMAD_SERVE_WORKER_CONFIG"
 """What each worker process builds its app from (JSON: settings, router, llm, log level)."""
@@ -45,7 +36,7 @@ def uvicorn_config(app: Any, settings: ServeSettings, *, host: str = "127.0.0.1"
                    **options: Any) -> uvicorn.Config:
     import uvicorn
 
-    from imad.serve.http_protocol import JsonErrorH11Protocol  # malformed HTTP: a JSON 400 too
+    from imad.serve.processes.http_protocol import JsonErrorH11Protocol  # malformed HTTP: a JSON 400 too
 
     return uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False, log_config=None,
                           timeout_graceful_shutdown=settings.shutdown_timeout_s, server_header=False,
@@ -71,25 +62,15 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def use_one_torch_thread() -> None:
-    """One torch thread per server process, unless OMP_NUM_THREADS says otherwise.
-
-    A server runs many requests at once, each scoring one tiny batch; torch's intra-op threads
-    then only spin against each other and the other requests (measured with bench_serve.py:
-    10.0 → 8.4 ms CPU per kept request at 32 clients). Concurrency comes from the requests.
-    """
-    if "OMP_NUM_THREADS" not in os.environ:
-        import torch
-
-        torch.set_num_threads(1)
 
 
 def serve(app: Any, settings: ServeSettings, *, sock: socket.socket) -> None:
     """Serve on `sock` until SIGTERM/SIGINT, then shut down gracefully (blocks); SIGHUP
-    reloads the router (`imad.serve.reload_board`)."""
+    reloads the router (`imad.serve.reload.board`)."""
     import uvicorn
 
-    from imad.serve.reload_board import install_sighup
+    from imad.serve.reload.board import install_sighup
+    from imad.serve.scoring.processes import use_one_torch_thread  # torch: not before serving
 
     use_one_torch_thread()
     install_sighup(app.state.runner.routers, None)
@@ -100,17 +81,17 @@ def serve_workers(sock: socket.socket, settings: ServeSettings, *, router: str |
                   api_key_env: str | None, log_level: str = "info") -> None:
     """Serve with `settings.workers` processes under uvicorn's supervisor (blocks).
 
-    Each worker builds its own app from the import string `imad.serve.worker:app_from_environment`,
+    Each worker builds its own app from the import string `imad.serve.processes.worker:app_from_environment`,
     so router, model, slots, queue and budgets are per process. Reloads reach every worker
     through the run's reload board, in a temporary directory of this run; SIGHUP to this
     process writes a reload of --router on it (`ReloadingSupervisor`). Metrics are summed over the
     workers through prometheus_client's multiprocess mode: in a new temporary directory of
     this run, unless PROMETHEUS_MULTIPROC_DIR names one (checked and emptied by `imad serve`,
     `imad.serve.metrics.prepare_multiprocess_dir`). Workers end with this process
-    (`imad.serve.lifeline`); the last to go removes a temporary directory it leaves behind.
+    (`imad.serve.scoring.lifeline`); the last to go removes a temporary directory it leaves behind.
     """
     from imad.serve.metrics import MULTIPROCESS_ENV
-    from imad.serve.reload_board import BOARD_FILE, ReloadBoard
+    from imad.serve.reload.board import BOARD_FILE, ReloadBoard
 
     with contextlib.ExitStack() as stack:
         owned = None
@@ -122,7 +103,7 @@ def serve_workers(sock: socket.socket, settings: ServeSettings, *, router: str |
         os.environ[WORKER_CONFIG_ENV] = json.dumps({
             "settings": worker_settings, "router": router, "llm": llm, "api_key_env": api_key_env,
             "log_level": log_level, "metrics_dir": owned, "reload_board": str(board)})
-        config = uvicorn_config("imad.serve.worker:app_from_environment", settings, factory=True,
+        config = uvicorn_config("imad.serve.processes.worker:app_from_environment", settings, factory=True,
                                 workers=settings.workers)
         reloading_supervisor(config, sock, ReloadBoard(board), router).run()
 
@@ -134,7 +115,7 @@ def reloading_supervisor(config: uvicorn.Config, sock: socket.socket, board: Any
     uvicorn (0.55) answers SIGHUP with `restart_all`: new workers with the start-up router and
     empty trigger budgets. Here SIGHUP writes a reload of the router in service (the board's
     latest record, else `router`, the --router) on the run's reload board, which every worker
-    follows (`imad.serve.reload_board`); SIGTERM and SIGINT are uvicorn's."""
+    follows (`imad.serve.reload.board`); SIGTERM and SIGINT are uvicorn's."""
     from uvicorn.supervisors import Multiprocess
 
     from imad.serve.logs import log_event

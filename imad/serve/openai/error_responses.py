@@ -8,6 +8,7 @@ status 499, never an ASGI traceback (the chat endpoint also counts it in its met
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -30,8 +31,10 @@ def error_response(error: ServeError, request_id: str | None = None) -> JSONResp
     return JSONResponse(error.to_body(), status_code=error.status, headers=headers)
 
 
-def install_error_handlers(app: FastAPI) -> None:
-    """Answer every refusal of `app` in OpenAI's error shape (a refused ServeError is logged)."""
+def install_error_handlers(app: FastAPI, check_key: Callable[[Request], None] | None = None) -> None:
+    """Answer every refusal of `app` in OpenAI's error shape (a refused ServeError is logged).
+    `check_key(request)`: the key check of a guarded path, run before a 405 is answered (its 401
+    comes first, so a caller without the key learns nothing of which methods a route takes)."""
 
     @app.exception_handler(ServeError)
     async def on_serve_error(request: Request, error: ServeError) -> JSONResponse:
@@ -41,6 +44,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def on_http_error(request: Request, error: HTTPException) -> JSONResponse:
+        if error.status_code == 405 and check_key is not None:
+            try:
+                check_key(request)
+            except ServeError as refusal:
+                return await on_serve_error(request, refusal)
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
         message = f"{request.method} {request.url.path}: {error.detail}"
         return error_response(ServeError(error.status_code, message, code=code))

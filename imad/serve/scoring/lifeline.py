@@ -1,7 +1,7 @@
 """Processes of `imad serve` that end with the process that started them.
 
 `imad serve --workers N` is a tree: uvicorn's supervisor, its worker processes, and each
-worker's scoring processes (`imad.serve.scoring_process`). All of them are started with
+worker's scoring processes (`imad.serve.scoring.processes`). All of them are started with
 multiprocessing's "spawn", which hands the child one end of a pipe whose other end only its
 parent holds: when the parent dies — even by SIGKILL, which runs no clean-up — the pipe
 closes and the child sees it at once. `watch_parent` waits on that pipe in a daemon thread

@@ -6,7 +6,7 @@ reload's, else --router) from its path, in a thread (`install_sighup`); `POST
 
 `--workers N`: uvicorn's supervisor answers SIGHUP by restarting every worker (uvicorn 0.55),
 which would lose the trigger budgets and go back to the start-up router, so `imad serve` runs it
-as `ReloadingSupervisor` (`imad.serve.server`), whose SIGHUP instead writes a record on the
+as `ReloadingSupervisor` (`imad.serve.processes.server`), whose SIGHUP instead writes a record on the
 run's reload board: a small JSON file `{"generation", "router", "pid"}` in a temporary directory
 of the run, replaced atomically under a file lock. Every worker follows the board (`follow`: a
 thread that stats the file every `POLL_S` seconds) and reloads on each newer record it did not
@@ -18,7 +18,7 @@ serves the router of the latest reload too.
 
 The record also carries the content hash of the router the first worker loaded, and each
 worker answers every record it follows in an ack file beside the board
-(`imad.serve.reload_acks`): a sibling whose load gives another hash (the file changed in
+(`imad.serve.reload.acks`): a sibling whose load gives another hash (the file changed in
 between) refuses it and keeps its router, and the worker that took the POST waits for the
 siblings' answers, so its 200 means every worker serves the new router (otherwise 503
 `reload_incomplete` or 409 `reload_superseded`, naming each worker's router). SIGHUP to the
@@ -41,8 +41,8 @@ from imad.errors import ServeError
 from imad.file_lock import held_lock
 from imad.jsonio import loads_untrusted
 from imad.serve.logs import log_event
-from imad.serve.reload import ServingRouters
-from imad.serve.reload_acks import REFUSED, RELOADED, WorkerAck, await_siblings, fleet_agrees, write_ack
+from imad.serve.reload.acks import REFUSED, RELOADED, WorkerAck, await_siblings, fleet_agrees, write_ack
+from imad.serve.reload.swap import ServingRouters
 
 POLL_S = 0.2
 BOARD_FILE = "reload.json"
@@ -145,7 +145,7 @@ def reload_every_worker(routers: ServingRouters, board: ReloadBoard | None, spec
                         why: str) -> list[WorkerAck]:
     """`reload_here`, then under --workers wait for the other workers to follow: every
     worker's answer, this one first, when all serve the new router; ServeError 503/409 naming
-    each worker's router when they do not (`imad.serve.reload_acks.fleet_agrees`)."""
+    each worker's router when they do not (`imad.serve.reload.acks.fleet_agrees`)."""
     mine = reload_here(routers, board, spec, why)
     if board is None or board.workers <= 1:
         return [mine]

@@ -2,7 +2,7 @@
 
 A reload through `POST /v1/imad/admin/reload` under --workers is made by the worker that takes
 the request and then followed by the others from the run's reload board
-(`imad.serve.reload_board`). So that the request's answer can say "every worker now serves this
+(`imad.serve.reload.board`). So that the request's answer can say "every worker now serves this
 router" rather than "this worker does", each worker writes its answer to every board record it
 follows — an ack file `ack-<pid>.json` beside the board: the record's generation, and the router
 it serves afterwards or why it refused — and the worker that took the request waits (at most

@@ -3,7 +3,7 @@
 A request whose framing h11 refuses (a Content-Length that is negative, signed, too large, not
 ASCII digits or given twice; no Host header; a broken request line) never reaches the app, so
 uvicorn answered it with a plain-text "Invalid HTTP request received.". Every error of the
-server is OpenAI-shaped JSON (`imad.serve.error_responses`), so this one is too.
+server is OpenAI-shaped JSON (`imad.serve.openai.error_responses`), so this one is too.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The app of one `imad serve --workers N` process, built from its import string in the worker.
 
 uvicorn's supervisor starts each worker as a fresh process that imports
-`imad.serve.worker:app_from_environment` and calls it; the parent passes the settings, the
+`imad.serve.processes.worker:app_from_environment` and calls it; the parent passes the settings, the
 router and `--llm` spec in `IMAD_SERVE_WORKER_CONFIG` (the API key itself stays in its own
 environment variable). Every worker loads its own router and model and keeps its own slots,
-queue and trigger budgets, and follows the run's reload board (`imad.serve.reload_board`). A
+queue and trigger budgets, and follows the run's reload board (`imad.serve.reload.board`). A
 worker whose supervisor dies shuts down as on SIGTERM
-(`imad.serve.lifeline`) and removes the run's temporary metrics directory.
+(`imad.serve.scoring.lifeline`) and removes the run's temporary metrics directory.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from typing import Any
 
 from imad import tracing
 from imad.errors import ConfigError
-from imad.serve.lifeline import EXIT_GRACE_S, shut_down_within, watch_parent
-from imad.serve.server import WORKER_CONFIG_ENV, use_one_torch_thread
+from imad.serve.processes.server import WORKER_CONFIG_ENV
+from imad.serve.scoring.lifeline import EXIT_GRACE_S, shut_down_within, watch_parent
+from imad.serve.scoring.processes import use_one_torch_thread
 from imad.serve.settings import ServeSettings
 
 
@@ -30,7 +31,7 @@ def app_from_environment() -> Any:
     from imad.serve.auth import api_key_from_env
     from imad.serve.factory import PipelineFactory
     from imad.serve.logs import configure_logging
-    from imad.serve.reload_board import ReloadBoard, install_sighup
+    from imad.serve.reload.board import ReloadBoard, install_sighup
 
     text = os.environ.get(WORKER_CONFIG_ENV)
     if not text:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from imad.errors import InvalidQuestionError, ServeError
 from imad.question import Question, infer_task_type, question_chars, refuse_repeated_choices
-from imad.serve.models import ChatCompletionRequest, ChatMessage, ImadOptions
+from imad.serve.openai.protocol import ChatCompletionRequest, ChatMessage, ImadOptions
 
 
 def message_text(message: ChatMessage, index: int) -> str:

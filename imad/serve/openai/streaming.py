@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from imad.serve.models import ChatCompletion, ChatCompletionChunk, ChunkChoice, Delta
-from imad.serve.strict import strict_json
+from imad.serve.openai.protocol import ChatCompletion, ChatCompletionChunk, ChunkChoice, Delta
+from imad.serve.openai.strict_json import strict_json
 
 CHUNK_CHARS = 32
 

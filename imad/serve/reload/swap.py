@@ -35,9 +35,9 @@ from imad.serve.logs import log_event
 
 if TYPE_CHECKING:
     from imad.router import Router
-    from imad.serve.batcher import ScoreBatcher
     from imad.serve.budgets import BudgetBook
     from imad.serve.factory import PipelineFactory
+    from imad.serve.scoring.batcher import ScoreBatcher
 
 OK, REFUSED = "ok", "refused"
 RELOAD_RESULTS = (OK, REFUSED)
@@ -86,7 +86,7 @@ class ServingRouters:
         self._warming: ScoreBatcher | None = None
         """Scoring processes warming up to take over from the current (interim) generation."""
         self.board_generation = 0
-        """The last reload board record this process applied or wrote (`imad.serve.reload_board`)."""
+        """The last reload board record this process applied or wrote (`imad.serve.reload.board`)."""
 
     @property
     def current(self) -> Generation:
@@ -112,7 +112,7 @@ class ServingRouters:
         """Load `spec` (default: `default_spec`), validate it and put it in service (blocks for
         the load and the scoring processes' warm-up); ServeError 422 when it cannot serve.
 
-        Under --workers (`imad.serve.reload_board`): `board_generation` is the number of the
+        Under --workers (`imad.serve.reload.board`): `board_generation` is the number of the
         board's record this reload follows (one no newer than the last applied is skipped, so
         concurrent reloads through two workers end on the same router); `publish(spec, hash)`
         records a reload made here on the board, for the other workers, and returns its number;

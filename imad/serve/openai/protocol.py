@@ -34,12 +34,11 @@ from pydantic import (
 from imad.decide import schema
 from imad.errors import ServeError
 from imad.question import TaskType
-from imad.serve.json_body import json_object_body
-from imad.serve.strict import strict_json
+from imad.serve.openai.strict_json import json_object_body, strict_json
 
 if TYPE_CHECKING:
     from imad.pipeline import PipelineAnswer
-    from imad.serve.model_names import ModelChoice
+    from imad.serve.openai.model_names import ModelChoice
 
 # --- requests ------------------------------------------------------------------------------------
 
@@ -101,6 +100,14 @@ def parse_chat_request(body: bytes) -> ChatCompletionRequest:
         raise ServeError(400, f"n={request.n} is not supported: the router gives one answer per request",
                          code="unsupported_parameter", param="n")
     return request
+
+
+def check_stream_options(chat: ChatCompletionRequest) -> None:
+    """OpenAI refuses `stream_options` on a request that does not stream; so does imad."""
+    if chat.stream_options is not None and not chat.stream:
+        raise ServeError(400, "The 'stream_options' parameter is only allowed when 'stream' is "
+                              "enabled: add \"stream\": true or drop stream_options",
+                         code="invalid_request", param="stream_options")
 
 
 # --- responses -----------------------------------------------------------------------------------
@@ -194,7 +201,7 @@ def completion_from_answer(answer: PipelineAnswer, choice: ModelChoice, *, compl
                            created: int, fingerprint: str,
                            router: Mapping[str, str | None]) -> ChatCompletion:
     """The chat completion of a pipeline answer; `usage` sums every call in its trace.
-    `router`: the identity of the router that scored it (`imad.serve.reload.identity_values`)."""
+    `router`: the identity of the router that scored it (`imad.serve.reload.swap.identity_values`)."""
     info = ImadInfo(**schema.view("body", {**answer.values(), **router, "backend": choice.backend}))
     usage = Usage(prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
                   total_tokens=answer.total_tokens)

@@ -3,7 +3,7 @@
 Each request's pipeline runs in its own worker thread and calls the batcher as its scorer
 (`Pipeline(scorer=…)`); the call blocks that thread until its batch is done. The batcher has
 one or more lanes, each a thread with its own scorer (by default one of the server's scoring
-processes, `imad.serve.scoring_process`, so that this work runs outside the server's GIL). A
+processes, `imad.serve.scoring.processes`, so that this work runs outside the server's GIL). A
 free lane takes the first waiting job, collects more until `max_batch` are waiting or `window_s`
 has passed, whichever comes first, and scores them with one `Router.features_scored` (features
 and the network's probes of the whole batch, sent back as arrays; each caller builds its own

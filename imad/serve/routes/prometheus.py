@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from imad.serve.routes.admin import served_certificate
+from imad.serve.routes.stats import served_certificate
 from imad.serve.routes.guard import METRICS_PATH
 from imad.serve.routes.state import Server
 
