@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     if check_log is not None:
         check_log.close()
     from imad.serve.logs import configure_logging, log_event
-    from imad.serve.metrics import MULTIPROCESS_ENV, prepare_multiprocess_dir
+    from imad.serve.metrics_files import MULTIPROCESS_ENV, prepare_multiprocess_dir
     from imad.serve.processes.server import bind_socket, serve, serve_workers
     from imad.serve.shadow_debates import shadow_upstream_slots
     from imad.serve.upstream import spec_with_concurrency

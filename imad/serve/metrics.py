@@ -1,25 +1,18 @@
-"""Prometheus metrics of the routing server, served at `GET /metrics` (issue 20, SPEC §15).
+"""Prometheus metrics of the routing server, served at `GET /metrics`.
 
 What an operator of a router must see: requests by model name and status code, decisions by
 outcome (`OUTCOMES`: every request that reached the pipeline in exactly one), the
 router's score, τ, the realized and the target trigger rate and the window of each budget,
-tokens by phase, upstream call latency and errors, queue depth and in-flight pipelines. Names
-follow Prometheus conventions (`imad_…_total` counters, `_seconds` in base units).
+tokens by phase, upstream call latency and errors, queue depth and in-flight pipelines, answers
+the OOD detector flagged. Names follow Prometheus conventions (`imad_…_total` counters,
+`_seconds` in base units).
 
 Each app owns a private `CollectorRegistry`, so several apps in one process (tests, notebooks)
-do not collide. Under `imad serve --workers N` the parent sets `PROMETHEUS_MULTIPROC_DIR`
-before the workers start; prometheus_client then keeps every value in files there and
-`/metrics` of any worker reports the sum over all of them (gauges: live processes' sum for the
-queue and in-flight, one series per process for the per-process budgets' τ and realized rate,
-the largest for the budgets' target and window, which every worker sets to the same flags, so
-two workers report the target once instead of twice it).
-
-The directory must hold only this run's files (prometheus_client sums whatever it finds there),
-so `imad serve` makes a new one per run, or, when PROMETHEUS_MULTIPROC_DIR names one, checks
-that it is a writable directory (a ConfigError naming the variable otherwise) and empties it
-of an earlier run's files (`prepare_multiprocess_dir`, logged as `metrics_dir_emptied`). The
-live gauges of a worker that died without a clean exit are dropped before each collection
-(`forget_dead_processes`), so a killed worker's in-flight count does not stay in the sum.
+do not collide. Under `imad serve --workers N` the values live in files that every worker's
+`/metrics` sums (`imad.serve.metrics_files`): gauges are the live processes' sum for the queue
+and in-flight, one series per process for the per-process budgets' τ and realized rate, the
+largest for the budgets' target and window, which every worker sets to the same flags, so two
+workers report the target once instead of twice it.
 
 Model names are client-chosen (any τ suffix is valid), so the `model` label keeps at most
 `MAX_MODEL_LABELS` distinct names and reports the rest as "other".
@@ -28,25 +21,18 @@ Model names are client-chosen (any τ suffix is valid), so the `model` label kee
 from __future__ import annotations
 
 import os
-import re
-import tempfile
 import threading
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from imad.decide.schema import FIELD, KEPT
-from imad.errors import ConfigError
 from imad.event_counts import EventCounts
 from imad.pipeline import PipelineAnswer
+from imad.serve.metrics_files import MULTIPROCESS_ENV, forget_dead_processes, multiprocess_mode
 
-MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
-LEGACY_MULTIPROCESS_ENV = "prometheus_multiproc_dir"
-"""The lower-case name prometheus_client still reads (deprecated) when the upper-case is unset."""
-LIVE_GAUGE_FILE = re.compile(r"gauge_live\w+_(\d+)\.db")
 MAX_MODEL_LABELS = 32
 OTHER_MODEL = "other"
 INVALID_MODEL = "invalid"
@@ -85,69 +71,6 @@ def decision_outcome(answer: PipelineAnswer) -> str:
     return DECISION_OUTCOMES[answer.decision.outcome]
 
 
-def multiprocess_mode() -> bool:
-    """True when the values live in files shared by several worker processes."""
-    return bool(os.environ.get(MULTIPROCESS_ENV))
-
-
-def prepare_multiprocess_dir(environ: Mapping[str, str] | None = None) -> tuple[Path, int] | None:
-    """The multiprocess directory the environment names, checked and emptied of an earlier
-    run's `*.db` files, with how many were removed; None when no variable is set. ConfigError
-    naming the variable when it is empty, missing, not a directory or not writable."""
-    environ = os.environ if environ is None else environ
-    name = next((key for key in (MULTIPROCESS_ENV, LEGACY_MULTIPROCESS_ENV) if key in environ), None)
-    if name is None:
-        return None
-    text = environ[name]
-    path = Path(text)
-    if not text.strip():
-        raise ConfigError(name, "is empty; name a directory for the metrics of the worker "
-                                "processes, or unset it (imad serve then makes one per run)")
-    if not path.is_dir():
-        what = "is a file" if path.exists() else "does not exist"
-        raise ConfigError(name, f"{text!r} {what}; it must name a directory (create it first, "
-                                "or unset the variable: imad serve then makes one per run)")
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise ConfigError(name, f"{text!r} is not writable by this user")
-    try:  # os.access says yes to root for /proc or /sys, where the workers' files then fail
-        handle, probe = tempfile.mkstemp(dir=path, prefix=".imad-probe-")
-        os.close(handle)
-        os.unlink(probe)
-    except OSError as error:
-        raise ConfigError(name, f"{text!r} takes no new file ({error.strerror or error}); name "
-                                "a writable directory, or unset it (imad serve then makes one "
-                                "per run)") from None
-    stale = sorted(path.glob("*.db"))
-    try:
-        for file in stale:
-            file.unlink()
-    except OSError as error:
-        raise ConfigError(name, f"cannot remove the earlier run's {file.name} from {text!r}: "
-                                f"{error.strerror or error}") from None
-    return path, len(stale)
-
-
-def forget_dead_processes(path: str | Path) -> None:
-    """Remove the live-gauge files of processes that no longer run (a worker killed without
-    a clean exit), as prometheus_client's `mark_process_dead` would at a clean exit."""
-    for file in Path(path).glob("gauge_live*.db"):
-        found = LIVE_GAUGE_FILE.fullmatch(file.name)
-        if found is not None and not _running(int(found.group(1))):
-            file.unlink(missing_ok=True)
-
-
-def _running(pid: int) -> bool:
-    if os.name != "posix":  # os.kill(pid, 0) would end the process on Windows
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class ModelLabels:
     """The `model` label of a request: its name while fewer than `limit` names were seen."""
 
@@ -179,6 +102,9 @@ class ServerMetrics:
                                 "and HTTP status", ["model", "code"], registry=registry)
         self.decisions = Counter("imad_decisions", "Requests that reached the pipeline, by the one "
                                  "outcome each ended in", ["model", "outcome"], registry=registry)
+        self.ood_flagged = Counter("imad_ood_flagged", "Scored answers the out-of-distribution "
+                                   "detector flagged, whatever the OOD policy did with them",
+                                   ["model"], registry=registry)
         self.score = Histogram("imad_router_score", "The router's p (probability the self-critique "
                                "answer is correct) of scored answers", buckets=SCORE_BUCKETS,
                                registry=registry)
@@ -242,6 +168,7 @@ class ServerMetrics:
             self.reloads.labels(result=result)
         for outcome in OUTCOMES:
             self.decisions.labels(model=OTHER_MODEL, outcome=outcome)
+        self.ood_flagged.labels(model=OTHER_MODEL)
         for phase in (*PHASES.values(), SHADOW_DEBATE_PHASE):
             for kind in ("prompt", "completion"):
                 self.tokens.labels(phase=phase, kind=kind)
@@ -272,10 +199,12 @@ class ServerMetrics:
     def count_reload(self, result: str) -> None:
         self.reloads.labels(result=result).inc()
 
-    def observe_answer(self, answer: PipelineAnswer) -> None:
-        """The score and tokens of one answer."""
+    def observe_answer(self, answer: PipelineAnswer, model: str | None = None) -> None:
+        """The score, OOD flag and tokens of one answer (`model`: the name it was asked for)."""
         if answer.decision.p is not None:
             self.score.observe(answer.decision.p)
+        if answer.decision.ood:
+            self.ood_flagged.labels(model=self.model_label(model)).inc()
         if answer.decision.would_escalate is not None:
             self.shadow_decisions.labels(
                 would_escalate=str(answer.decision.would_escalate).lower()).inc()

@@ -110,7 +110,7 @@ class PipelineRunner:
             answer, upstream_errors, router = await self._run(question, choice, disconnected,
                                                               request_id)
             outcome = decision_outcome(answer)
-            self.metrics.observe_answer(answer)
+            self.metrics.observe_answer(answer, choice.name)
             if self.budgets is not None:
                 self.metrics.observe_budgets(self.budgets.stats())
         except ClientDisconnected:

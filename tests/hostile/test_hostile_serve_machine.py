@@ -104,7 +104,7 @@ def test_a_bad_metrics_directory_is_one_error_line_and_exit_2(tmp_path, monkeypa
 
 
 def test_the_lower_case_variable_is_checked_too(tmp_path, monkeypatch):
-    from imad.serve.metrics import prepare_multiprocess_dir
+    from imad.serve.metrics_files import prepare_multiprocess_dir
 
     with pytest.raises(ConfigError) as caught:
         prepare_multiprocess_dir({"prometheus_multiproc_dir": str(tmp_path / "nowhere")})
@@ -112,7 +112,7 @@ def test_the_lower_case_variable_is_checked_too(tmp_path, monkeypatch):
 
 
 def test_a_reused_metrics_directory_is_emptied_of_the_earlier_run(tmp_path):
-    from imad.serve.metrics import prepare_multiprocess_dir
+    from imad.serve.metrics_files import prepare_multiprocess_dir
 
     for name in ("counter_101.db", "histogram_101.db", "gauge_livesum_101.db"):
         (tmp_path / name).write_bytes(b"\0" * 16)

@@ -43,6 +43,8 @@ def shadow_server_metrics() -> ServerMetrics:
         metrics.score.observe(0.4 if would_escalate else 0.9)
         metrics.observe_score_batch(1, None)
         metrics.shadow_decisions.labels(would_escalate=str(would_escalate).lower()).inc()
+        if would_escalate:  # the one unfamiliar answer: flagged, not escalated (policy "flag")
+            metrics.ood_flagged.labels(model="imad").inc()
     metrics.observe_upstream_call(0.1, None)
     return metrics
 
@@ -70,14 +72,15 @@ def test_in_shadow_mode_the_escalation_panel_draws_each_model_and_the_would_esca
     assert shadow_results[targets["would escalate (shadow)"]] == [({}, 0.25)]
 
 
-def test_the_ood_panel_says_what_it_counts(shadow_results):
-    """The panel counts OOD escalations (0 under the default flag policy), and says so; the
-    flagged share is the report card's."""
+def test_the_ood_panel_draws_the_flagged_share_beside_the_ood_escalations(shadow_results):
+    """The report card's OOD share, live (answers the detector flagged over the scored ones),
+    beside the OOD policy's escalations, 0 under the default flag policy, which the panel says."""
     [panel] = [panel for panel in dashboard()["panels"] if "OOD" in panel["title"]]
-    assert panel["title"] == "OOD escalations"
+    assert panel["title"] == "OOD share"
     assert "--ood-policy flag" in panel["description"]
-    [expr] = [target["expr"] for target in panel["targets"]]
-    assert shadow_results[expr] == [({}, 0.0)]
+    targets = panel_targets("OOD share")
+    assert shadow_results[targets["flagged OOD"]] == [({}, 0.25)]
+    assert shadow_results[targets["escalated as OOD"]] == [({}, 0.0)]
 
 
 def test_the_evaluator_reports_what_promql_returns():

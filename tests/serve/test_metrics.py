@@ -15,7 +15,6 @@ from imad.serve import ServeSettings
 from imad.serve.metrics import (
     DECISION_LOG_ROWS,
     DECISION_OUTCOMES,
-    MULTIPROCESS_ENV,
     OUTCOMES,
     SHADOW_DEBATES,
     ModelLabels,
@@ -23,6 +22,7 @@ from imad.serve.metrics import (
     decision_outcome,
     sample_values,
 )
+from imad.serve.metrics_files import MULTIPROCESS_ENV
 from imad.serve.openai.model_names import listed_model_names
 from tests.serve.conftest import API_KEY
 from tests.support.serving import echo_chat, echo_factory, tagged_question
@@ -222,3 +222,15 @@ def test_each_answer_has_exactly_one_outcome(answers):
 def test_model_labels_are_capped():
     labels = ModelLabels(limit=2)
     assert [labels.label(n) for n in ("a", "b", "c", "a", None)] == ["a", "b", "other", "a", "invalid"]
+
+
+def test_an_answer_the_ood_detector_flagged_is_counted_by_model_whatever_the_policy_did():
+    from types import SimpleNamespace
+
+    metrics = ServerMetrics()
+    for ood in (True, False, None, True):
+        decision = SimpleNamespace(p=0.8, ood=ood, would_escalate=None)
+        metrics.observe_answer(SimpleNamespace(decision=decision, trace=[]), "imad-svrmad")
+    text = metrics.render()[0].decode()
+    flagged = {labels["model"]: value for labels, value in sample_values(text, "imad_ood_flagged_total")}
+    assert flagged == {"other": 0.0, "imad-svrmad": 2.0}

@@ -87,10 +87,10 @@ def serve_workers(sock: socket.socket, settings: ServeSettings, *, router: str |
     process writes a reload of --router on it (`ReloadingSupervisor`). Metrics are summed over the
     workers through prometheus_client's multiprocess mode: in a new temporary directory of
     this run, unless PROMETHEUS_MULTIPROC_DIR names one (checked and emptied by `imad serve`,
-    `imad.serve.metrics.prepare_multiprocess_dir`). Workers end with this process
+    `imad.serve.metrics_files.prepare_multiprocess_dir`). Workers end with this process
     (`imad.serve.scoring.lifeline`); the last to go removes a temporary directory it leaves behind.
     """
-    from imad.serve.metrics import MULTIPROCESS_ENV
+    from imad.serve.metrics_files import MULTIPROCESS_ENV
     from imad.serve.reload.board import BOARD_FILE, ReloadBoard
 
     with contextlib.ExitStack() as stack:

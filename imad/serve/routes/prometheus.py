@@ -6,9 +6,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from imad.serve.routes.stats import served_certificate
 from imad.serve.routes.guard import METRICS_PATH
 from imad.serve.routes.state import Server
+from imad.serve.routes.stats import served_certificate
 
 router = APIRouter()
 
