@@ -32,8 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
 from imad.decision_log.labels import Label, _upsert
+from imad.decision_log.location import open_for_reading
 from imad.report import report_card
 
 FEATURES = [f"feature_{index:02d}" for index in range(41)]

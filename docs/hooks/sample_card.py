@@ -63,8 +63,9 @@ def seeded_rows(*, signal: bool) -> list[tuple[dict[str, Any], bool, bool | None
 
 def seed_log(path: Path, *, signal: bool) -> Path:
     """A decision log at `path` holding `seeded_rows`, every `LABEL_EVERY`-th of them labelled."""
-    from imad.decision_log import DecisionLog, open_for_reading
+    from imad.decision_log import DecisionLog
     from imad.decision_log.labels import Label, set_label
+    from imad.decision_log.location import open_for_reading
 
     rows = seeded_rows(signal=signal)
     with DecisionLog(path) as log:

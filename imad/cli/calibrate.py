@@ -82,21 +82,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def answers_from_log(args: argparse.Namespace, *, validation: bool = False):
-    """`--log PATH [--since T]` as the reader `recalibrate_router` takes (`validation`: the one
-    `calibrate_router` takes); None without --log."""
-    if args.log is None:
-        for flag, given in (("--since", args.since), ("--replica", args.replica)):
-            if given is not None:
-                raise ConfigError(flag, "selects decision-log rows: give --log PATH too")
+    """`--log PATH [--since T] [--replica R]` as the reader `recalibrate_router` takes
+    (`validation`: the one `calibrate_router` takes); None without --log."""
+    from imad.cli.decision_log_flags import log_selection
+
+    selection = log_selection(args)
+    if selection is None:
         return None
-    if args.corpus:
-        raise ConfigError("--log", "fit on a decision log or on --corpus files, not both")
-    from imad.cli.time_flags import parse_since
-    from imad.decision_log.replica import parse_replica
     from imad.router.calibration_set import answer_scores_from_log, validation_set_from_log
 
-    since = None if args.since is None else parse_since(args.since)
-    replica = parse_replica(args.replica)
+    since, replica = selection
     read = validation_set_from_log if validation else answer_scores_from_log
     return lambda router: read(router, args.log, since=since, replica=replica)
 

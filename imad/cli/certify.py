@@ -39,7 +39,7 @@ def reject_certify_flags(args: argparse.Namespace) -> None:
 
 
 def certify_command(args: argparse.Namespace) -> int:
-    from imad.cli.calibrate import answers_from_log as log_flags
+    from imad.cli.decision_log_flags import log_selection
     from imad.commandline.entry import print_json
     from imad.router.certified import answers_from_corpus, answers_from_log, certify_router
 
@@ -53,11 +53,10 @@ def certify_command(args: argparse.Namespace) -> int:
     confidence = 0.95 if args.confidence is None else parse_text(args.confidence, OPEN_UNIT, "--confidence")
     budget = (None if args.max_trigger_rate is None
               else parse_text(args.max_trigger_rate, OPEN_UNIT, "--max-trigger-rate"))
-    if log_flags(args) is not None:  # checks --log against --corpus and --since
-        from imad.cli.time_flags import parse_since
-
-        since = None if args.since is None else parse_since(args.since)
-        read = lambda router: answers_from_log(router, args.log, since=since)  # noqa: E731
+    selection = log_selection(args)  # checks --log against --corpus, --since and --replica
+    if selection is not None:
+        since, replica = selection
+        read = lambda router: answers_from_log(router, args.log, since=since, replica=replica)  # noqa: E731
     elif args.corpus:
         read = lambda router: answers_from_corpus(router, args.corpus)  # noqa: E731
     else:

@@ -6,18 +6,24 @@
     --decision-log-max-rows N   keep only the newest N rows
 
 `imad serve` reads them into its `ServeSettings` (whose table checks them); `imad ask` opens the
-log with `decision_log_from_args`, which applies the same rules.
+log with `decision_log_from_args`, which applies the same rules. The readers that fit on a log
+(`imad calibrate --log`, with `--recalibrate`, `--target-trigger-rate` or `--certify`) select
+its rows with `log_selection`.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from imad.constraints import Integer, parse_text
 from imad.decision_log.encode import MAX_COUNT
-from imad.decision_log.location import database_location
+from imad.decision_log.url import database_location
 from imad.decision_log.writer import DecisionLog
 from imad.errors import ConfigError
+
+if TYPE_CHECKING:
+    from imad.decision_log.replica import Replica
 
 MAX_ROWS_FLAG = "--decision-log-max-rows"
 
@@ -74,3 +80,19 @@ def _check_writable(path: str) -> None:
     except sqlite3.Error as error:
         raise DecisionLogError(f"--decision-log {path}: cannot open it for writing ({error}); "
                                "give a path in an existing, writable folder") from None
+
+
+def log_selection(args: argparse.Namespace) -> tuple[float | None, Replica | None] | None:
+    """`--since` and `--replica` of `imad calibrate --log PATH|URL`, parsed; None without --log
+    (then neither may be given, and --corpus may: a ConfigError names the flag otherwise)."""
+    from imad.cli.time_flags import parse_since
+    from imad.decision_log.replica import parse_replica
+
+    if args.log is None:
+        for flag, given in (("--since", args.since), ("--replica", args.replica)):
+            if given is not None:
+                raise ConfigError(flag, "selects decision-log rows: give --log PATH too")
+        return None
+    if args.corpus:
+        raise ConfigError("--log", "fit on a decision log or on --corpus files, not both")
+    return (None if args.since is None else parse_since(args.since)), parse_replica(args.replica)

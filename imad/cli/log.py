@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from imad.decision_log.store import open_for_reading
+    from imad.decision_log.location import open_for_reading
 
     if args.log_action == "export":
         from imad.cli.time_flags import parse_since

@@ -8,8 +8,9 @@ through (every failure a typed error). The file format is documented in
 """
 
 from imad.decision_log.columns import LOG_COLUMNS, LogColumn
+from imad.decision_log.location import open_for_reading
 from imad.decision_log.schema import SCHEMA_VERSION
-from imad.decision_log.store import LogStore, open_for_reading, open_store
+from imad.decision_log.store import LogStore, open_store
 from imad.decision_log.writer import DecisionLog
 
 __all__ = ["LOG_COLUMNS", "SCHEMA_VERSION", "DecisionLog", "LogColumn", "LogStore",

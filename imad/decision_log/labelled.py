@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from imad.decision_log.columns import ID, RAW, SERVED, TIME, iso_time, served_an_answer
+from imad.decision_log.location import open_for_reading
 from imad.decision_log.replica import REPLICA_COLUMNS, Replica, of_replica
 from imad.decision_log.scorer import SCORER_COLUMNS, Scorer, scorer_of
-from imad.decision_log.store import open_for_reading
 from imad.errors import DecisionLogError
 
 

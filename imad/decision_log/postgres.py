@@ -25,10 +25,10 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from imad.decision_log.columns import ID, LogColumn, check_columns
-from imad.decision_log.location import POSTGRES_EXTRA, LogLocation
 from imad.decision_log.postgres_errors import database_error, transient
 from imad.decision_log.postgres_schema import ensure_schema
 from imad.decision_log.store import InsertResult, LogStore
+from imad.decision_log.url import POSTGRES_EXTRA, LogLocation
 from imad.errors import DecisionLogDatabaseError, MissingDependencyError
 
 logger = logging.getLogger("imad.decision_log")

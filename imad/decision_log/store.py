@@ -5,7 +5,8 @@ locks and WAL journal make concurrent writers from several processes safe, and t
 makes a repeated insert of the same decision a no-op (counted as a duplicate, never a second
 row). Writers wait up to `busy_timeout_s` for another process's transaction; readers never
 wait for writers. The writer thread (`imad.decision_log.writer`) is the only caller on the
-serving path; the CLI's export, label and report commands read through `open_for_reading`.
+serving path; the CLI's export, label and report commands read through
+`imad.decision_log.location.open_for_reading`.
 """
 
 from __future__ import annotations
@@ -196,18 +197,12 @@ def open_store(path: str | Path, columns: Sequence[LogColumn] = LOG_COLUMNS, *,
         raise
 
 
-def open_for_reading(path: str | Path, columns: Sequence[LogColumn] = LOG_COLUMNS, *,
-                     busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
-                     writable: bool = False) -> LogStore:
-    """Open an existing log for the CLI (export, report, labels): every failure is a typed error.
-
-    `writable`: the labels are written (`imad log label`); otherwise the file is opened
-    read-only and never changed. A postgresql:// URL opens the database's log instead."""
-    from imad.decision_log.location import database_location, open_reader_store
-
-    database = database_location(path, "--log")
-    if database is not None:
-        return open_reader_store(database, columns, writable=writable)
+def open_file_for_reading(path: str | Path, columns: Sequence[LogColumn] = LOG_COLUMNS, *,
+                          busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+                          writable: bool = False) -> LogStore:
+    """Open an existing SQLite log for the CLI: every failure is a typed error. `writable`: the
+    labels are written (`imad log label`); otherwise the file is opened read-only and never
+    changed. (`imad.decision_log.location.open_for_reading` opens a file or a database.)"""
     path = Path(path)
     check_header(path)  # a directory, a FIFO, a foreign file, a path that cannot be opened
     if not path.exists():

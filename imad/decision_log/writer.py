@@ -40,9 +40,10 @@ from typing import Any
 from imad.decision_log.columns import ID, LOG_COLUMNS, TIME, LogColumn
 from imad.decision_log.encode import check_options, encode_row, encode_values
 from imad.decision_log.labels import Label, set_label
-from imad.decision_log.location import open_writer_store, parse_location
+from imad.decision_log.location import open_writer_store
 from imad.decision_log.postgres_errors import STORE_ERRORS, failure_kind
 from imad.decision_log.store import DEFAULT_BUSY_TIMEOUT_S, LogStore
+from imad.decision_log.url import parse_location
 from imad.errors import ConfigError, DecisionLogError, ImadError
 from imad.event_counts import EventCounts, Listener
 

@@ -16,7 +16,6 @@ Prefix `cached:PATH::` to wrap any of them in a record/replay cache, e.g.
 from __future__ import annotations
 
 import atexit
-
 import dataclasses
 from collections.abc import Callable
 from typing import Any

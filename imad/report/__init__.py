@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from imad.decision_log.columns import ESCALATED, ID, MODEL, SERVED, TIME
+from imad.decision_log.location import open_for_reading
 from imad.decision_log.replica import REPLICA_COLUMNS, Replica, of_replica
-from imad.decision_log.store import open_for_reading
 from imad.errors import ConfigError, DecisionLogError
 from imad.report.card import DEFAULT_WINDOW_S, build_report
 from imad.report.markdown import render_markdown

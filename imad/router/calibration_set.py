@@ -106,9 +106,9 @@ def traffic_from_log(router: Router, log: str | Path, *, since: float | None = N
     `DatasetError` naming them; no scored row is one too. `replica`: only the rows one replica
     wrote (`imad.decision_log.replica`)."""
     from imad.decision_log.columns import RAW
+    from imad.decision_log.location import open_for_reading
     from imad.decision_log.replica import REPLICA_COLUMNS, of_replica
     from imad.decision_log.scorer import SCORER_COLUMNS, scorer_of
-    from imad.decision_log.store import open_for_reading
 
     store = open_for_reading(log)
     log = str(store.path)  # a URL's password hidden

@@ -13,8 +13,6 @@ scores. A new τ or calibrator written later drops the certificate (`TrainingRec
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +21,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from imad.decide.certify import Certificate, LabelSource, RouterIdentity, certify
-from imad.errors import CheckpointError, DatasetError, NotCertifiableError
+from imad.errors import DatasetError, NotCertifiableError
+from imad.router.certificate_check import scorer_hash
 
 if TYPE_CHECKING:
-    from imad.router.config import RouterConfig
+    from imad.decision_log.replica import Replica
     from imad.router.router import Router
 
 __all__ = ["CertifiedVersion", "LabelledAnswers", "answers_from_corpus", "answers_from_log",
-           "certify_router", "check_certificate", "router_of", "scorer_hash"]
+           "certify_router", "router_of"]
 
 
 @dataclass(frozen=True)
@@ -54,16 +53,6 @@ class CertifiedVersion:
     certificate: Certificate
 
 
-def scorer_hash(config: RouterConfig) -> str:
-    """sha256 of what turns features into p: the weights, the scaler, the feature list and the
-    calibrator (τ, name and record left out: a new version of the same scorer has the same)."""
-    body = {"weights": config.weights_sha256, "features": config.features.hash,
-            "scaler": [list(config.scaler.mean), list(config.scaler.scale), config.scaler.kind],
-            "calibrator": config.calibrator.to_dict()}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def router_of(router: Router) -> RouterIdentity:
     """The certified router as the log and /health name it, with its scorer's hash."""
     from imad.decision_log.answer_row import router_identity
@@ -71,20 +60,6 @@ def router_of(router: Router) -> RouterIdentity:
     identity = router_identity(router)
     return RouterIdentity(name=identity.name, version=identity.version or "unversioned",
                           hash=identity.hash, scorer=scorer_hash(router.config))
-
-
-def check_certificate(config: RouterConfig, where: Path | str) -> None:
-    """A checkpoint's certificate must speak of its τ and its scorer (module docstring)."""
-    certificate = config.record.certificate
-    if certificate is None:
-        return
-    if certificate.tau != config.threshold.tau:
-        raise CheckpointError(f"{where}: the certificate is for tau = {certificate.tau:g} but the "
-                              f"threshold is {config.threshold.tau:g}; certify again "
-                              "(imad calibrate --certify)")
-    if certificate.router.scorer != scorer_hash(config):
-        raise CheckpointError(f"{where}: the certificate was made for another scorer (weights, "
-                              "scaler or calibrator differ); certify again (imad calibrate --certify)")
 
 
 def answers_from_corpus(router: Router, paths: Sequence[str | Path]) -> LabelledAnswers:
@@ -96,16 +71,20 @@ def answers_from_corpus(router: Router, paths: Sequence[str | Path]) -> Labelled
     return LabelledAnswers(scores.p, scores.labels, scores.p, scores.unparsed, LabelSource(source))
 
 
-def answers_from_log(router: Router, log: str | Path, *, since: float | None = None) -> LabelledAnswers:
+def answers_from_log(router: Router, log: str | Path, *, since: float | None = None,
+                     replica: Replica | None = None) -> LabelledAnswers:
     """A decision log's labelled decisions that served the single answer (a label of a served
-    debate answer says nothing about the router's), with all its scored decisions as traffic.
-    Rows of another router (by name or config hash) are a `DatasetError`."""
+    debate answer says nothing about the router's), with all its scored decisions as traffic
+    (`replica`: only the rows one replica of a fleet wrote). Rows of another router (by name or
+    config hash) are a `DatasetError`. Messages and the label source name the log with a URL's
+    password hidden."""
     from imad.decision_log.labelled import labelled_scores
     from imad.router.calibration_set import validation_set_from_log
 
-    traffic = validation_set_from_log(router, log, since=since)  # refuses other router names
+    traffic = validation_set_from_log(router, log, since=since, replica=replica)  # other networks
     _check_hashes(router, log, since)
-    scores = labelled_scores(log, since=since)
+    scores = labelled_scores(log, since=since, replica=replica)
+    log = scores.log
     labelled = ~np.isnan(scores.correct)
     p, right = scores.probabilities[labelled], scores.correct[labelled].astype(np.int64)
     if p.size == 0:
@@ -120,10 +99,11 @@ def answers_from_log(router: Router, log: str | Path, *, since: float | None = N
 
 
 def _check_hashes(router: Router, log: str | Path, since: float | None) -> None:
-    from imad.decision_log.store import open_for_reading
+    from imad.decision_log.location import open_for_reading
 
     expected = router_of(router).hash
     store = open_for_reading(log)
+    log = store.path  # a URL's password hidden
     try:
         others = sorted({row["router_hash"] for row in store.rows(since=since, names=("router_hash",))
                          if row["router_hash"] not in (None, expected)})

@@ -100,7 +100,7 @@ def read_checkpoint(directory: Path) -> CheckpointContents:
     except ConfigError as error:
         raise CheckpointError(f"{where}: invalid {error}") from error
     if config.record.certificate is not None:
-        from imad.router.certified import check_certificate
+        from imad.router.certificate_check import check_certificate
 
         check_certificate(config, where)
     check_feature_schema(

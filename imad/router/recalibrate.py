@@ -107,7 +107,8 @@ def recalibrate_router(router_path: str | Path | None, corpus: list[str], method
     if method_text is not None:
         config = config.with_threshold(tau, method_text)
     reloaded = save_version(router, config, destination,
-                            lambda written: written.calibrator == calibrator and written.config.threshold.tau == tau,
+                            lambda written: (written.calibrator == calibrator
+                                             and written.config.threshold.tau == tau),
                             "calibrator or τ")
     return CalibrationResult(destination, reloaded, record, calibrator=calibrator)
 
@@ -134,8 +135,8 @@ def retained_threshold(router: Router, calibrator: Calibrator, traffic: Traffic,
         after = escalation_at(p_after, router.config.threshold.tau, traffic.unscored, traffic.kind)
         refuse_extreme(after, p_after, allow=allow_extreme,
                        why=f"; τ {router.config.threshold.tau:.6g} is the checkpoint's fixed τ, kept")
-        return router.config.threshold.tau, None, escalation_record(before, after, "kept: the checkpoint's τ is fixed "
-                                                   "(not chosen for a trigger rate)")
+        return router.config.threshold.tau, None, escalation_record(
+            before, after, "kept: the checkpoint's τ is fixed (not chosen for a trigger rate)")
     choice = tau_for_trigger_rate(p_after, traffic.labels, target, traffic.unscored)
     refuse_tied_target(target, choice.achieved_rate, choice.tied_short, choice.questions, p_after,
                        allow=allow_extreme)

@@ -11,8 +11,8 @@ import sqlite3
 import pytest
 
 from imad.cli.main import main
-from imad.decision_log import open_for_reading
 from imad.decision_log.columns import LOG_COLUMNS
+from imad.decision_log.location import open_for_reading
 from tests.router.router_helpers import make_router
 from tests.support.openai_stub import openai_stub
 

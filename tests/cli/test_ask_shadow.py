@@ -10,7 +10,7 @@ import re
 import pytest
 
 from imad.cli.main import main
-from imad.decision_log import open_for_reading
+from imad.decision_log.location import open_for_reading
 from tests.router.router_helpers import make_router
 from tests.support.openai_stub import openai_stub
 

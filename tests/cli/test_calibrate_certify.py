@@ -12,8 +12,9 @@ import pytest
 
 from imad.cli.main import main
 from imad.decide.certify import Certificate, LabelSource, certify
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
 from imad.decision_log.labels import Label, set_label
+from imad.decision_log.location import open_for_reading
 from imad.errors import CheckpointError
 from imad.router import Router
 from imad.router.certified import router_of

@@ -134,7 +134,8 @@ def test_calibrate_on_the_validation_split(trained, workdir, capsys):
     router = Router.load(new)
     assert f"checkpoint: {new}" in printed and f"tau: {router.config.threshold.tau:.6g}" in printed
     config = json.loads((new / CONFIG_FILE).read_text())
-    assert config["name"] == "imad-router-v1-local.1" and config["threshold"]["tau"] == router.config.threshold.tau
+    assert config["name"] == "imad-router-v1-local.1"
+    assert config["threshold"]["tau"] == router.config.threshold.tau
     assert "target trigger rate 0.25" in router.config.threshold.method
     assert "the router's validation split" in config["threshold"]["method"]
     calibration = config["calibration"]

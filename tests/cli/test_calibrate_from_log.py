@@ -10,8 +10,9 @@ import random
 import pytest
 
 from imad.cli.main import main
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
 from imad.decision_log.labels import Label, set_label
+from imad.decision_log.location import open_for_reading
 from imad.router import Router
 from tests.decision_log.rows import T0, decision_row
 from tests.router.router_helpers import make_router

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from imad.cli.main import main
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
 from imad.decision_log.labels import Label, set_label
+from imad.decision_log.location import open_for_reading
 from imad.errors import ExtremeRateError
 from imad.router import Router
 from imad.router.calibration_set import validation_set_from_log

@@ -14,7 +14,7 @@ import pytest
 
 from imad.cli.main import main
 from imad.critique.call import SelfCritique
-from imad.decision_log import open_for_reading
+from imad.decision_log.location import open_for_reading
 from imad.llm.cache import CachedChat
 from imad.llm.scripted import ScriptedChat
 from imad.question import Question

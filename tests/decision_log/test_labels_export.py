@@ -8,9 +8,10 @@ import json
 import pytest
 
 from imad.cli.main import main
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
 from imad.decision_log.labelled import labelled_scores
 from imad.decision_log.labels import Label, import_label_file, set_label
+from imad.decision_log.location import open_for_reading
 from imad.errors import DecisionLogError, LabelFileError, UnknownDecisionError
 from tests.decision_log.rows import T0, decision_row
 

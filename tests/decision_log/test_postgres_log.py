@@ -8,12 +8,13 @@ import threading
 
 import pytest
 
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
 from imad.decision_log.columns import LOG_COLUMNS
 from imad.decision_log.fleet import fleet_counts
 from imad.decision_log.labels import Label, set_label
-from imad.decision_log.location import parse_location
+from imad.decision_log.location import open_for_reading
 from imad.decision_log.postgres import open_database
+from imad.decision_log.url import parse_location
 from imad.errors import UnknownDecisionError
 from tests.decision_log.rows import decision_row
 

@@ -11,7 +11,8 @@ import subprocess
 import sys
 import textwrap
 
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
+from imad.decision_log.location import open_for_reading
 
 WRITERS = 4
 ROWS_EACH = 300

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from imad.decision_log.location import parse_location
 from imad.decision_log.redact import redact_text, redact_url
+from imad.decision_log.url import parse_location
 
 CASES = [  # (url, shown)
     ("postgresql://imad:s3cret@db:5432/log", "postgresql://imad:***@db:5432/log"),

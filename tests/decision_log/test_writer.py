@@ -10,9 +10,10 @@ import sqlite3
 
 import pytest
 
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
 from imad.decision_log.columns import LOG_COLUMNS, LogColumn
 from imad.decision_log.labels import Label, set_label
+from imad.decision_log.location import open_for_reading
 from imad.decision_log.schema import SCHEMA_VERSION, error_kind
 from imad.decision_log.writer import DROP_REASONS, LOG_EVENTS
 from tests.decision_log.rows import decision_row

@@ -231,10 +231,10 @@ def test_the_writer_starts_a_log_in_an_empty_file(tmp_path):
 
 
 def test_a_locked_log_is_one_error_line_for_label(tmp_path, capsys, monkeypatch):
-    import imad.decision_log.store as store
+    import imad.decision_log.location as location
 
-    monkeypatch.setattr(store.open_for_reading, "__kwdefaults__",
-                        {**store.open_for_reading.__kwdefaults__, "busy_timeout_s": 0.05})
+    monkeypatch.setattr(location.open_for_reading, "__kwdefaults__",
+                        {**location.open_for_reading.__kwdefaults__, "busy_timeout_s": 0.05})
     log = valid_log(tmp_path / "log.db")
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"id": "chatcmpl-000000", "correct": true}\n')

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
+from imad.decision_log.location import open_for_reading
 from imad.errors import ServeError, UnknownDecisionError
 from imad.serve.routes.feedback import FEEDBACK_MAX_BYTES, store_feedback
 from tests.decision_log.rows import decision_row

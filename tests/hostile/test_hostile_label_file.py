@@ -10,7 +10,8 @@ import os
 import pytest
 
 from imad.cli.main import main
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
+from imad.decision_log.location import open_for_reading
 from tests.decision_log.rows import decision_row
 
 GOOD = '{"id": "chatcmpl-000000", "correct": true}'

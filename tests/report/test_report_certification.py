@@ -11,8 +11,9 @@ import pytest
 
 from imad.cli.main import main
 from imad.decide.certify import Certificate, certify
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
 from imad.decision_log.labels import Label, set_label
+from imad.decision_log.location import open_for_reading
 from imad.report.certification import certification_section
 from imad.router import Router
 from tests.cli.test_calibrate_certify import write_log

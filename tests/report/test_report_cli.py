@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from imad.cli.main import main
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
 from imad.decision_log.labels import Label, set_label
+from imad.decision_log.location import open_for_reading
 from imad.report import report_card
 from tests.decision_log.rows import T0, decision_row, labelled_rows
 

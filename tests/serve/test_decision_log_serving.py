@@ -8,7 +8,7 @@ import hashlib
 
 import httpx
 
-from imad.decision_log import open_for_reading
+from imad.decision_log.location import open_for_reading
 from imad.errors import LLMConnectionError
 from imad.llm.scripted import ScriptedChat
 from imad.llm.types import ChatRequest, ChatResponse

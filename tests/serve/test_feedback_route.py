@@ -8,7 +8,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from imad.decision_log import DecisionLog, open_for_reading
+from imad.decision_log import DecisionLog
+from imad.decision_log.location import open_for_reading
 from imad.serve import ServeSettings
 from imad.serve.routes.feedback import FEEDBACK_MAX_BYTES
 from tests.decision_log.rows import decision_row

@@ -26,7 +26,7 @@ def certificate_summary(certificate: Certificate | None) -> dict[str, Any] | Non
 def live_check_from_log(log: str | Path, certificate: Certificate, router_hash: str) -> LiveCheck:
     """The live check on the log's labelled decisions of the router with config hash
     `router_hash` that kept the single answer at p ≥ τ, in label order."""
-    from imad.decision_log.store import open_for_reading
+    from imad.decision_log.location import open_for_reading
 
     store = open_for_reading(log)
     try:
