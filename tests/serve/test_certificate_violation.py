@@ -1,7 +1,7 @@
 """A served router's certificate: every decision names its hash (body and decision-log row; null
 for an uncertified router), and `--on-violation`: a server whose certificate's live check rejects
 keeps answers under "flag" and escalates every request under "escalate-all" (in shadow mode:
-would escalate), with a reason naming the certificate."""
+would escalate), with a reason naming the certificate, until a router without it is loaded."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_each_decision_names_the_certificate_in_its_body_and_log_row(certified, 
 @pytest.mark.parametrize("shadow", [False, True])
 def test_a_violated_certificate_escalates_every_request_only_under_escalate_all(
         certified, start_server, tmp_path, shadow):
-    _, certified_dir, digest, certified_on = certified
+    router_dir, certified_dir, digest, certified_on = certified
     router = Router.load(certified_dir)
     log = tmp_path / "decisions.db"
     shutil.copy(certified_on, log)
@@ -97,6 +97,12 @@ def test_a_violated_certificate_escalates_every_request_only_under_escalate_all(
     strict = start_server(ServeSettings(decision_log=str(log), shadow=shadow,
                                         on_violation="escalate-all"), echo_factory(router=router))
     decided = [ask(strict, index, LOW_TAU_MODEL) for index in range(3)]
+    if not shadow:  # a router without that certificate ends it (the state is per certificate)
+        reloaded = httpx.post(f"{strict.base_url}/imad/admin/reload", json={"router": str(router_dir)},
+                              timeout=120)
+        assert reloaded.status_code == 200, reloaded.text
+        after = ask(strict, 9, LOW_TAU_MODEL)
+        assert (after["escalated"], after["certificate"]) == (False, None)
     strict.stop(timeout_s=15)
     if shadow:  # observed, not acted on: the single answer is served, the verdict recorded
         assert [(info["escalated"], info["would_escalate"], info["source"]) for info in decided] == [
