@@ -25,7 +25,8 @@ from tests.router.router_helpers import make_router
 from tests.support.serving import echo_respond
 
 LOG_COLUMNS = {"response_id", "time", "served_model", "router_name", "router_version",
-               "router_hash", "calibrator", "policy_rule", "tau", "tau_source", "raw", "p",
+               "router_hash", "certificate", "calibrator", "policy_rule", "tau", "tau_source", "raw",
+               "p",
                "uncertainty", "ood_score", "ood", "outcome", "reasons", "features",
                "critique_prompt_tokens", "critique_completion_tokens", "debate_prompt_tokens",
                "debate_completion_tokens", "single_answer", "debate_answer", "served",

@@ -82,6 +82,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="include question text in the JSON logs (default: sizes only)")
     add_decision_log_arguments(parser, serving=True)
     add_shadow_arguments(parser, serving=True)
+    parser.add_argument("--on-violation", default=_DEFAULTS.on_violation, metavar="flag|escalate-all",
+                        help="when the live check of the router's certificate rejects: flag (report "
+                             "it in /v1/imad/stats, /metrics and the log) or escalate-all (also "
+                             "escalate every answer until a router with a new certificate is "
+                             "loaded); needs --decision-log (default: %(default)s)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="(default: %(default)s)")
     parser.add_argument("--print-dashboard", action="store_true",
@@ -117,7 +122,8 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         ood_policy=args.ood_policy, decision_log=args.decision_log, log_text=args.log_text,
         decision_log_max_rows=_from_flag(args.decision_log_max_rows, "decision_log_max_rows",
                                          "--decision-log-max-rows"),
-        shadow=shadow, shadow_debate_rate=shadow_debate_rate, shadow_seed=shadow_seed)
+        shadow=shadow, shadow_debate_rate=shadow_debate_rate, shadow_seed=shadow_seed,
+        on_violation=args.on_violation)
 
 
 def scoring_processes_from_args(args: argparse.Namespace) -> int | None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from imad.decide.schema import (
     BELOW_TAU,
+    CERTIFICATE_VIOLATED,
     KEPT,
     NON_FINITE,
     OOD_ESCALATED,
@@ -87,7 +88,11 @@ class RouterDecision:
             return UNPARSED
         if self.score_status == NON_FINITE or self.p is None:
             return NON_FINITE
-        return BELOW_TAU if self.p < self.tau else OOD_ESCALATED
+        if self.p < self.tau:
+            return BELOW_TAU
+        if self.ood is True and self.ood_policy == "escalate":
+            return OOD_ESCALATED
+        return CERTIFICATE_VIOLATED  # kept by τ and OOD: escalated by `Policy.escalate_all`
 
     def values(self) -> dict[str, Any]:
         """Every field whose origin is the decision (`imad.decide.schema`), as JSON values."""

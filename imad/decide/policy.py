@@ -141,12 +141,17 @@ class Policy:
     shadow: bool = False
     """Observe only (issue 32): decide as usual, record the verdict in `would_escalate`, and
     keep the answer (`shadow_decision`)."""
+    escalate_all: str | None = None
+    """The reason every answer escalates (a server whose router's certificate is violated,
+    `imad serve --on-violation escalate-all`); None decides by τ. Applied before shadow mode,
+    so a shadow policy records it as a would-escalate."""
 
     constraints: ClassVar[Constraints] = {
         "rule": RULE,
         "ood_policy": Options(*OOD_POLICIES),
         "max_cues": Integer(0, MAX_CUES_LIMIT),
         "shadow": Boolean(),
+        "escalate_all": (None, InstanceOf(str, "a reason (a string)")),
     }
 
     def __post_init__(self) -> None:
@@ -167,6 +172,8 @@ class Policy:
             raise ConfigError("score", f"expected an imad.decide.RouterScore (a router's score of "
                               f"one answer), got {type(score).__name__}")
         decision = self._decide(score)
+        if self.escalate_all is not None:
+            decision = escalate_anyway(decision, self.escalate_all)
         return shadow_decision(decision) if self.shadow else decision
 
     def _decide(self, score: RouterScore) -> RouterDecision:
@@ -220,6 +227,11 @@ def shadow_decision(decision: RouterDecision) -> RouterDecision:
                                                "is served and no debate runs"))
 
 
+def escalate_anyway(decision: RouterDecision, reason: str) -> RouterDecision:
+    """`decision`, escalated whatever p says, with `reason` last (outcome `certificate_violated`)."""
+    return replace(decision, escalate=True, reasons=(*decision.reasons, reason))
+
+
 def checkpoint_threshold(config: StoredRouting) -> FixedThreshold:
     """The τ stored in a router's checkpoint config, as a rule (source "checkpoint")."""
     return FixedThreshold(config.threshold.tau, source="checkpoint", method=config.threshold.method)
@@ -241,14 +253,14 @@ def chosen_threshold(config: StoredRouting, tau: float | None, *,
 
 def choose_policy(config: StoredRouting, *, tau: float | None = None,
                   rule: ThresholdRule | None = None, ood_policy: str | None = None,
-                  shadow: bool = False) -> Policy:
+                  shadow: bool = False, escalate_all: str | None = None) -> Policy:
     """The policy of one pipeline or request: `rule` (e.g. a trigger budget) when given, else the
     request's τ, else the checkpoint's; `ood_policy` when given, else the checkpoint's. Checked
     against the router's config (`Policy.check_router`)."""
     if rule is None:
         rule = chosen_threshold(config, tau)
     policy = Policy(rule, ood_policy=config.ood_policy if ood_policy is None else ood_policy,
-                    shadow=shadow)
+                    shadow=shadow, escalate_all=escalate_all)
     policy.check_router(config.name, has_ood_statistics=config.ood is not None)
     return policy
 

@@ -48,9 +48,11 @@ TAU_SOURCES = ("checkpoint", "request", "budget")
 a model-name suffix), or a trigger budget's window quantile (during its warm-up the budget uses
 its initial τ, and the decision names that τ's source)."""
 KEPT, BELOW_TAU, OOD_ESCALATED = "kept", "below_tau", "ood"
-OUTCOMES = (KEPT, BELOW_TAU, UNPARSED, NON_FINITE, OOD_ESCALATED)
+CERTIFICATE_VIOLATED = "certificate_violated"
+OUTCOMES = (KEPT, BELOW_TAU, UNPARSED, NON_FINITE, OOD_ESCALATED, CERTIFICATE_VIOLATED)
 """A decision's `outcome`: kept, or escalated because p < τ, the self-critique was unparsed, the
-score was not finite, or the OOD policy escalated an unfamiliar answer."""
+score was not finite, the OOD policy escalated an unfamiliar answer, or the router's
+certificate is violated and the server escalates every answer (`--on-violation escalate-all`)."""
 ANSWER_SOURCES = ("single_agent", "debate", "single_agent_fallback", "none")
 """Which answer was served: the kept self-critique's, the debate's, the self-critique's after the
 debate gave none, or none (no usable answer: `imad ask` exits 3, the server answers 502)."""
@@ -213,6 +215,9 @@ FIELDS: tuple[Field, ...] = (
     Field("router_hash", "string", "SHA-256 of the checkpoint's config.json (the weights' hash, "
           "the calibrator, τ): a recalibrated copy hashes differently",
           _views("body", "log_line", "log"), origin="request", nullable=True),
+    Field("certificate", "string", "SHA-256 of the certificate the router's τ was certified under "
+          "(imad calibrate --certify); null when τ is not certified", _views("body", "log"),
+          origin="request", nullable=True),
     Field("router_weights", "string", "SHA-256 of the checkpoint's weights file, as its config.json "
           "records it (weights.sha256): the network that made the raw score, shared by copies that "
           "differ only in τ, calibrator or name", _views("log"), origin="request", nullable=True),

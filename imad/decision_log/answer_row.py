@@ -11,7 +11,8 @@ the row (which replica, in a fleet sharing one log). Shadow mode records `would_
 that name (`imad-router-v2.1` → "2.1"), a content hash (SHA-256 of its config.json, which holds
 the weights' SHA-256, the calibrator and τ, so a recalibrated copy hashes differently), the
 weights' SHA-256 alone (the network: what `imad calibrate --log` matches rows by, whatever the
-folder is called) and its calibrator. No torch is imported here: the router and the answer are
+folder is called), its calibrator, and the hash of the certificate its τ was certified under
+(`imad calibrate --certify`; None when it is not). No torch is imported here: the router and the answer are
 read by their attributes.
 """
 
@@ -44,6 +45,8 @@ class RouterIdentity:
     calibrator: str
     weights: str | None = None
     """SHA-256 of the weights file (None for a router never saved: no file to hash)."""
+    certificate: str | None = None
+    """SHA-256 of the certificate its τ was certified under (None: τ is not certified)."""
 
 
 def router_identity(router: Any) -> RouterIdentity:
@@ -52,8 +55,10 @@ def router_identity(router: Any) -> RouterIdentity:
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, separators=(",", ":"),
                                        allow_nan=True).encode()).hexdigest()
     found = _VERSION.search(router.name)
+    certificate = router.config.record.certificate
     return RouterIdentity(name=router.name, version=found.group(1) if found else None, hash=digest,
-                          calibrator=router.calibrator.kind, weights=router.config.weights_sha256)
+                          calibrator=router.calibrator.kind, weights=router.config.weights_sha256,
+                          certificate=None if certificate is None else certificate.hash)
 
 
 def answer_row(answer: Any, *, completion_id: str, model: str, backend: str,
@@ -69,7 +74,8 @@ def answer_row(answer: Any, *, completion_id: str, model: str, backend: str,
         **answer.values(), "id": completion_id, "backend": backend, "served_model": model,
         "time": time.time() if now is None else now, "router_name": identity.name,
         "router_version": identity.version, "router_hash": identity.hash,
-        "router_weights": identity.weights, "calibrator": identity.calibrator, "policy_rule": policy_rule,
+        "certificate": identity.certificate, "router_weights": identity.weights,
+        "calibrator": identity.calibrator, "policy_rule": policy_rule,
         "question_sha256": sha256_text(answer.question.text), "question": answer.question.text,
         "shadow_debate": False,
         "confidence_initial": None if parsed is None else parsed.confidence_initial,

@@ -54,20 +54,23 @@ class PipelineFactory:
         return cls(Router.load(router), chat_model_from_spec(llm), dict(backend_options or {}))
 
     def build(self, choice: ModelChoice, model: ChatModel | None = None, *,
-              budget: TriggerBudget | None = None, scorer: Scorer | None = None) -> Pipeline:
+              budget: TriggerBudget | None = None, scorer: Scorer | None = None,
+              escalate_all: str | None = None) -> Pipeline:
         """The pipeline for `choice`, calling `model` (default: the shared one), deciding with
         the policy of `choice` (`policy_for`), scoring with `scorer` (default: `Router.score`,
-        one answer at a time)."""
+        one answer at a time); `escalate_all`: the reason every answer escalates (a violated
+        certificate, `imad.serve.certificate_watch`)."""
         return Pipeline(self.router, model if model is not None else self.model, choice.backend,
-                        policy=self.policy_for(choice, budget),
+                        policy=self.policy_for(choice, budget, escalate_all),
                         backend_options=dict(self.backend_options.get(choice.backend, {})),
                         scorer=scorer)
 
-    def policy_for(self, choice: ModelChoice, budget: TriggerBudget | None = None) -> Policy:
+    def policy_for(self, choice: ModelChoice, budget: TriggerBudget | None = None,
+                   escalate_all: str | None = None) -> Policy:
         """The model name's trigger `budget` when the server keeps one, else its τ suffix (or
         --tau), else the checkpoint's τ; with the server's OOD policy."""
         return choose_policy(self.router.config, tau=choice.tau, rule=budget, ood_policy=self.ood_policy,
-                             shadow=self.shadow)
+                             shadow=self.shadow, escalate_all=escalate_all)
 
     def default_policy(self, tau: float | None = None) -> Policy:
         """The policy of a request without a τ suffix or budget: `tau` (the server's --tau), else

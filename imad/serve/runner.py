@@ -29,6 +29,7 @@ from imad.pipeline import Pipeline, PipelineAnswer
 from imad.question import Question
 from imad.router import Router
 from imad.serve.budgets import BudgetBook
+from imad.serve.certificate_watch import CertificateWatch
 from imad.serve.factory import WARM_UP_RESPONSE, PipelineFactory
 from imad.serve.limits import AdmissionQueue
 from imad.serve.logs import log_event
@@ -74,6 +75,8 @@ class PipelineRunner:
             build_interim=batcher(0) if self.scoring_processes else None)
         self._executor = ThreadPoolExecutor(max_workers=settings.max_concurrency,
                                             thread_name_prefix="imad-serve")
+        self.certificates = CertificateWatch(settings.decision_log, settings.on_violation)
+        """The live check of each served certificate, cached (`imad.serve.certificate_watch`)."""
 
     @property
     def factory(self) -> PipelineFactory:
@@ -146,7 +149,10 @@ class PipelineRunner:
         model = CancellableChat(watch)
         try:
             budget = None if self.budgets is None else self.budgets.budget_for(choice)
-            pipeline = generation.factory.build(choice, model, budget=budget, scorer=generation.scorer)
+            violated = await self.certificates.escalate_all(
+                generation.factory.router.config.record.certificate, generation.identity.hash)
+            pipeline = generation.factory.build(choice, model, budget=budget, scorer=generation.scorer,
+                                                escalate_all=violated)
             # the worker runs in this request's context, so its spans are the request span's children
             future = self._executor.submit(contextvars.copy_context().run, self._work, pipeline,
                                            question, request_id, generation)

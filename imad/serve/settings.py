@@ -26,6 +26,9 @@ from imad.serve.machine import (
 from imad.serve.openai.model_names import SERVE_BACKENDS
 from imad.shadow import MAX_SHADOW_SEED, check_shadow_flags
 
+FLAG, ESCALATE_ALL = "flag", "escalate-all"
+ON_VIOLATION = (FLAG, ESCALATE_ALL)
+"""What `--on-violation` takes (`imad.serve.certificate_watch`)."""
 QUEUE_PER_SLOT = 4
 """Default queue length per concurrency slot: a burst of four times the slots waits, no more."""
 MAX_CONCURRENCY = 4096
@@ -87,6 +90,9 @@ class ServeSettings:
         single answer, run no debate on the request.
     shadow_debate_rate / shadow_seed: with `shadow`, a seeded share of requests also gets its
         debate after the response, in a bounded background queue (`imad.serve.shadow_debates`).
+    on_violation: what a rejected live check of the router's certificate does: "flag" reports
+        it; "escalate-all" escalates every answer until a router with a new certificate is
+        loaded (`imad.serve.certificate_watch`). Needs the decision log, where the labels are.
     """
 
     api_key: str | None = field(default=None, repr=False)
@@ -113,6 +119,7 @@ class ServeSettings:
     shadow: bool = False
     shadow_debate_rate: float = 0.0
     shadow_seed: int = 0
+    on_violation: str = FLAG
 
     constraints: ClassVar[Constraints] = {
         "api_key": (None, Text(max_chars=4_096)),
@@ -139,6 +146,7 @@ class ServeSettings:
         "shadow": Boolean(),
         "shadow_debate_rate": Real(0.0, 1.0),
         "shadow_seed": Integer(0, MAX_SHADOW_SEED),
+        "on_violation": Options(*ON_VIOLATION),
     }
     """Each setting's type and bounds (`imad.constraints`); a new setting adds one row here
     (and, when its flag is not `--` + the field name, one entry in FLAGS)."""
@@ -147,7 +155,8 @@ class ServeSettings:
         check_fields(self, label=serve_flag)
         check_machine_bounds(self)
         if self.decision_log is None:
-            for name, unset in (("log_text", False), ("decision_log_max_rows", None)):
+            for name, unset in (("log_text", False), ("decision_log_max_rows", None),
+                                ("on_violation", FLAG)):
                 if getattr(self, name) != unset:
                     raise ConfigError(serve_flag(name), "applies to the decision log, which "
                                       "--decision-log PATH turns on: add it or drop this flag")

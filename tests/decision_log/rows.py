@@ -18,7 +18,7 @@ def decision_row(index: int, *, rng: random.Random | None = None, model: str = "
         "response_id": f"chatcmpl-{index:06d}",
         "time": T0 + index * 60.0 if time is None else time,
         "served_model": model, "router_name": "imad-router-v2", "router_version": "2",
-        "router_hash": "ab" * 32, "calibrator": "identity", "policy_rule": "fixed",
+        "router_hash": "ab" * 32, "certificate": None, "calibrator": "identity", "policy_rule": "fixed",
         "tau": 0.6, "tau_source": "checkpoint", "raw": p, "p": p, "uncertainty": 0.1,
         "ood_score": 3.0, "ood": index % 10 == 0, "ood_policy": "flag",
         "outcome": "below_tau" if would else "kept",

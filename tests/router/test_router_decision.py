@@ -134,9 +134,24 @@ def test_predict_proba_rejects_nan(router):
     ({"p": None, "tau": 0.5, "escalate": True, "parse_status": "unparsed",
       "score_status": "unscored"}, "unparsed"),
     ({"p": None, "tau": 0.5, "escalate": True, "score_status": "non_finite"}, "non_finite"),
+    ({"p": 0.9, "tau": 0.5, "escalate": True}, "certificate_violated"),
+    ({"p": 0.9, "tau": 0.5, "escalate": True, "ood": True}, "certificate_violated"),
 ])
 def test_outcome_names_why_an_answer_was_kept_or_escalated(fields, outcome):
     from imad.decide.schema import OUTCOMES
 
     decision = RouterDecision(id="q", reasons=(), **fields)
     assert decision.outcome == outcome and outcome in OUTCOMES
+
+
+@pytest.mark.parametrize("shadow", [False, True])
+def test_a_policy_escalating_all_escalates_a_kept_answer_with_its_reason(shadow):
+    from imad.decide import FixedThreshold, Policy, RouterScore
+
+    score = RouterScore(id="q", p=0.9, raw=0.9, uncertainty=0.1)
+    reason = "certificate abc is violated: every answer escalates"
+    decision = Policy(FixedThreshold(0.5), shadow=shadow, escalate_all=reason).decide(score)
+    assert (decision.escalate, decision.would_escalate) == ((False, True) if shadow else (True, None))
+    assert decision.reasons[0] == "p 0.90 ≥ τ 0.50: keep" and reason in decision.reasons
+    assert Policy(FixedThreshold(0.5), escalate_all=reason).decide(score).outcome == "certificate_violated"
+    assert Policy(FixedThreshold(0.5)).decide(score).escalate is False

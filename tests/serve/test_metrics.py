@@ -210,6 +210,7 @@ def test_each_answer_has_exactly_one_outcome(answers):
         "escalated_non_finite": replace(escalated, decision=non_finite_decision("q", 0.5, float("nan"), 0.1)),
         "escalated_ood": replace(escalated, decision=replace(decision, escalate=True, ood=True,
                                                              ood_policy="escalate")),
+        "escalated_certificate_violated": replace(kept, decision=replace(decision, escalate=True)),
         "fallback": replace(escalated, source="single_agent_fallback"),
         "no_answer": replace(escalated, source="none", answer=""),
     }

@@ -15,7 +15,8 @@ def info(**changes) -> ImadInfo:
               "reasons": ["p 0.41 < τ 0.70: escalate"], "parse_status": "parsed", "llm_calls": 4,
               "error": None, "upstream_model": "m", "tau_source": "checkpoint", "ood_score": None,
               "ood": None, "ood_policy": "flag", "would_escalate": None,
-              "router_name": "imad-router-v2", "router_version": None, "router_hash": "0" * 64}
+              "router_name": "imad-router-v2", "router_version": None, "router_hash": "0" * 64,
+              "certificate": None}
     return ImadInfo(**{**fields, **changes})
 
 

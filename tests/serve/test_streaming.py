@@ -13,7 +13,8 @@ def completion(content: str) -> ChatCompletion:
                     parse_status="unparsed", llm_calls=3, error=None, upstream_model="m",
                     tau_source="checkpoint", ood_score=None, ood=None, ood_policy="flag",
                     would_escalate=None,
-                    router_name="imad-router-v2", router_version=None, router_hash="0" * 64)
+                    router_name="imad-router-v2", router_version=None, router_hash="0" * 64,
+                    certificate=None)
     return ChatCompletion(id="chatcmpl-1", created=1, model="imad", system_fingerprint="imad-0",
                           choices=[Choice(message=AssistantMessage(content=content))],
                           usage=Usage(prompt_tokens=5, completion_tokens=2, total_tokens=7), imad=info)

@@ -44,9 +44,10 @@ RELOAD_RESULTS = (OK, REFUSED)
 
 
 def identity_values(identity: RouterIdentity) -> dict[str, str | None]:
-    """The decision schema's `router_name`, `router_version` and `router_hash` of `identity`."""
+    """The decision schema's `router_name`, `router_version`, `router_hash` and `certificate`
+    of `identity`."""
     return {"router_name": identity.name, "router_version": identity.version,
-            "router_hash": identity.hash}
+            "router_hash": identity.hash, "certificate": identity.certificate}
 
 
 @dataclass

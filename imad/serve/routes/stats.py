@@ -21,7 +21,6 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from imad.decide import FixedThreshold
-from imad.decide.certify.watch import certificate_state
 from imad.decision_log.fleet import fleet_counts
 from imad.decision_log.writer import DecisionLog
 from imad.serve.logs import log_event
@@ -53,8 +52,8 @@ def served_certificate(server: Server) -> dict[str, Any] | None:
     """The serving router's certificate with the live check read from the decision log; the
     first time a process sees the check reject, one warning line gives the evidence."""
     current = server.runner.routers.current
-    state = certificate_state(current.factory.router.config.record.certificate,
-                              server.settings.decision_log, current.identity.hash)
+    state = server.runner.certificates.state(current.factory.router.config.record.certificate,
+                                             current.identity.hash)
     live = None if state is None else state["live_check"]
     if live is not None and live["violated"] and state["hash"] not in _SAID_VIOLATED:
         _SAID_VIOLATED.add(state["hash"])
