@@ -55,7 +55,7 @@ def seeded_rows(*, signal: bool) -> list[tuple[dict[str, Any], bool, bool | None
             "raw": p, "p": p, "ood": rng.random() < 0.05, "ood_policy": "flag",
             "outcome": "below_tau" if p < TAU else "kept", "escalated": False,
             "would_escalate": p < TAU, "served": "single_agent", "shadow_debate": debated,
-            "single_answer": single, "debate_answer": debate, "confidence": rng.random(),
+            "single_answer": single, "debate_answer": debate, "confidence_initial": rng.random(),
         }
         rows.append((row, correct, debate_correct))
     return rows

@@ -50,10 +50,10 @@ LOGS = [  # (name, edits, rows left out)
     ("p just above 1", {7: {"p": "1.0000001"}}, 1),
     ("p 1e-320 (subnormal, in range)", {7: {"p": "1e-320"}}, 0),
     ("every p out of range", {i: {"p": "5"} for i in range(ROWS)}, ROWS),
-    ("confidence 1e308", {i: {"confidence": "1e308"} for i in range(10)}, 0),
-    ("confidence -inf", {i: {"confidence": "-9e999"} for i in range(10)}, 0),
+    ("confidence 1e308", {i: {"confidence_initial": "1e308"} for i in range(10)}, 0),
+    ("confidence -inf", {i: {"confidence_initial": "-9e999"} for i in range(10)}, 0),
     ("p NULL", {i: {"p": "NULL"} for i in range(10)}, 0),
-    ("p and confidence inf", {i: {"p": "9e999", "confidence": "9e999"} for i in range(30)}, 30),
+    ("p and confidence inf", {i: {"p": "9e999", "confidence_initial": "9e999"} for i in range(30)}, 30),
 ]
 
 
