@@ -76,15 +76,19 @@ def test_the_scan_sees_imports_inside_functions(tmp_path):
     assert imported_packages(source) == {"training", "lightning"}
 
 
+def printed_by(code: str) -> str:
+    """What a fresh interpreter running `code` in the checkout prints (stripped)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=ROOT).stdout.strip()
+
+
 def test_deciding_imports_no_torch():
-    """Issue 33: a policy, a trigger budget and the decision schema load without torch, and the
+    """A policy, a trigger budget and the decision schema load without torch, and the
     decision package imports nothing of the router (only its config, for type checking)."""
     code = ("import sys, imad; imad.Policy(imad.FixedThreshold(0.6)); imad.TriggerBudget(0.2); "
             "import imad.decide.schema, imad.decide.budget_state; "
             "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('imad.router')))")
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            cwd=ROOT)
-    assert loaded.stdout.strip() == "[]"
+    assert printed_by(code) == "[]"
 
 
 def test_the_decision_package_and_the_router_config_do_not_import_each_other():
@@ -114,9 +118,7 @@ def test_certifying_and_checking_a_certificate_import_no_torch():
             "c = certify([0.9] * 40, [1] * 40, alpha=0.1); Certificate.from_dict(c.to_dict()); "
             "print(scipy_at_import, sorted(m for m in sys.modules if m == 'torch' "
             "or m.startswith('imad.router')))")
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            cwd=ROOT)
-    assert loaded.stdout.strip() == "False []"
+    assert printed_by(code) == "False []"
 
 
 def test_calibrate_help_and_the_calibrator_registry_load_no_torch():
