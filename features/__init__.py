@@ -1,4 +1,4 @@
-"""The 41 interpretable features of a self-critique response (SPEC §4, schemas v1 and v2).
+"""The 41 interpretable features of a self-critique response.
 
     from features import FEATURE_NAMES, FEATURE_SCHEMA_HASH, extract, extract_batch
     vector = extract(question_text, critique_response)          # float64, shape (41,)
@@ -9,7 +9,7 @@ Features are pure functions of the texts, computed with a pinned spaCy English p
 (`features/pipeline.py`), textstat readability (`features/readability.py`) and versioned
 lexicons (`features/lexicon.py`, data in `features/lexicons/`). Two schemas share the 41 names
 and differ in how entities are counted (`features/entities.py`); v2, the default, is about
-twice as fast. The package imports nothing from `imad` (SPEC §1): a response is anything with
+twice as fast. The package imports nothing from `imad`: a response is anything with
 the fields `features.response.CritiqueFields` lists, and its errors are its own
 (`features.errors`). Importing it loads none of the heavy parts (only numpy): the pipeline,
 textstat and the lexicons load on the first `extract` call.

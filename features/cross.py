@@ -1,4 +1,4 @@
-"""Cross features: confidences, answer flip, critique/reasoning length, negations (SPEC §4).
+"""Cross features: confidences, answer flip, critique/reasoning length, negations.
 
 Definitions and choices:
 - `conf_initial`, `conf_critique`: the response's confidences, which must be finite numbers

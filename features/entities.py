@@ -1,8 +1,8 @@
-"""What counts as an entity in `q_entities`, `r_entities`, `c_entities`, per schema (SPEC §4).
+"""What counts as an entity in `q_entities`, `r_entities`, `c_entities`, per schema.
 
 - v1, `ner_entities`: the spans the pipeline's statistical NER finds (`len(doc.ents)`: people,
   places, organisations, dates, quantities, cardinals…). The NER is about half of the
-  pipeline's time (issue 17), for 3 of the 41 features.
+  pipeline's time, for 3 of the 41 features.
 - v2, `tagged_entities`: spans read off the part-of-speech tags the other features need
   anyway — each maximal run of consecutive proper nouns (PROPN: "New York", "Paris") and each
   maximal run of consecutive numbers (NUM: "eight", "3.5", "1,000") is one entity. It keeps

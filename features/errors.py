@@ -1,4 +1,4 @@
-"""The errors `features` raises on purpose (SPEC §1: `features` imports nothing from `imad`).
+"""The errors `features` raises on purpose.
 
 Two types, so callers can tell bad input from a missing install:
 - `FeatureError` (a ValueError): the input or the installed pipeline cannot give the features

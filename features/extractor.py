@@ -1,4 +1,4 @@
-"""Feature extraction: a question and its self-critique in, the 41-vector out (SPEC §2, §4).
+"""Feature extraction: a question and its self-critique in, the 41-vector out.
 
 One `Extractor` per feature schema (`EXTRACTORS`, `extractor_for`): v1 and v2 share every
 feature group and differ only in their spaCy pipeline (`features.pipeline.PIPELINES`) and in

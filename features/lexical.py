@@ -1,4 +1,4 @@
-"""Lexical-cue features: hedge, certainty, contrast and negation counts (SPEC §4).
+"""Lexical-cue features: hedge, certainty, contrast and negation counts.
 
 A lexicon entry (`features/lexicon.py`) is a word or a multi-word phrase. Entries and text are
 compared as sequences of normalised tokens, so a phrase matches across any whitespace and only

@@ -1,4 +1,4 @@
-"""The versioned word lists behind the lexical-cue features (SPEC §4).
+"""The versioned word lists behind the lexical-cue features.
 
 Four lexicons ship as plain-text data files in `features/lexicons/`, one file per name and
 version (`hedge.v1.txt`, `certainty.v1.txt`, `contrast.v1.txt`, `negation.v1.txt`):

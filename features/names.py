@@ -1,4 +1,4 @@
-"""The ordered names of the 41 router features and their hash per schema (SPEC §4).
+"""The ordered names of the 41 router features and their hash per schema.
 
 The order is the column order of every feature matrix, of the router's scaler and of its first
 layer, so it is part of each checkpoint: a schema hash fingerprints the schema version together

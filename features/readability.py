@@ -1,4 +1,4 @@
-"""Readability features: Flesch reading ease and Coleman–Liau index, via textstat (SPEC §4).
+"""Readability features: Flesch reading ease and Coleman–Liau index, via textstat.
 
 textstat route (ENVIRONMENT.md, "NLP"): textstat ≥ 0.7.10 looks syllables up in the CMU
 pronouncing dictionary, which it fetches through nltk *at run time*; offline, every

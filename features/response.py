@@ -1,7 +1,7 @@
-"""What the extractor reads from a self-critique response (SPEC §3, §4): a Protocol.
+"""What the extractor reads from a self-critique response: a Protocol.
 
 `features` defines its own input type instead of importing imad's `CritiqueResponse`, so the
-package stays a pure function of text that imports nothing from `imad` (SPEC §1). Any object
+package stays a pure function of text that imports nothing from `imad`. Any object
 with these six attributes is accepted — imad's frozen `CritiqueResponse` dataclass, a test's
 own dataclass, a record read from a corpus file. The other fields of a response (the
 alternative answer) are never read.

@@ -1,4 +1,4 @@
-"""Surface features of a text: tokens, sentences, average sentence length (SPEC §4).
+"""Surface features of a text: tokens, sentences, average sentence length.
 
 Definitions, shared by the question, reasoning and critique:
 - a *token* is a spaCy token that is neither whitespace nor punctuation, i.e. a word, a

@@ -1,4 +1,4 @@
-"""Syntax features of a text: entities, dependency depth and part-of-speech counts (SPEC §4).
+"""Syntax features of a text: entities, dependency depth and part-of-speech counts.
 
 Definitions:
 - `entities`: the entity count, defined per schema (`features/entities.py`: v1 the NER's

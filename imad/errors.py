@@ -43,7 +43,7 @@ class InvalidQuestionError(ImadError, ValueError):
 
 
 class InputTooLargeError(InvalidQuestionError):
-    """A prompt cannot fit the model's context window (SPEC §13); raised before any call.
+    """A prompt cannot fit the model's context window; raised before any call.
 
     `prompt_tokens` is the prompt's size as the back-end counts it, `reserved_tokens` the
     completion tokens the call keeps free, `context_tokens` the model's window.
@@ -243,7 +243,7 @@ class ServeError(ImadError):
                           "code": self.code}}
 
 
-# --- Decision log (issue 32) ---------------------------------------------------------------------
+# --- Decision log ---------------------------------------------------------------------
 
 
 class DecisionLogError(ImadError):

@@ -1,4 +1,4 @@
-"""One reader for JSON that imad did not write itself (SPEC §13: hostile input).
+"""One reader for JSON that imad did not write itself.
 
 Python's `json` trusts its input: 100,000 nested `[` raise RecursionError, a 5,000-digit integer
 raises a bare ValueError (the int-to-str limit), `NaN`, `Infinity` and `1e999` become floats no

@@ -1,4 +1,4 @@
-"""The metrics of a probability score, in numpy only: one implementation of each (SPEC §10).
+"""The metrics of a probability score, in numpy only: one implementation of each.
 
 The report card (`imad.report`), recalibration's choice (`imad.router.calibrators`) and the
 training code (`training.metrics`, which wraps these with its registry and input checks) all

@@ -1,4 +1,4 @@
-"""The iMAD pipeline: self-critique → features → router → keep, or escalate to a debate (SPEC §2).
+"""The iMAD pipeline: self-critique → features → router → keep, or escalate to a debate.
 
 `Pipeline.answer(question)` makes one self-critique call, lets the router score it, and keeps
 the answer when p ≥ τ. Otherwise — or when the response could not be parsed or was truncated —
@@ -6,7 +6,7 @@ the question goes to the configured debate back-end, with the self-critique as o
 opening so it is not paid for twice. Every result carries the router's decision, every LLM call
 made, and token totals that are the sums over those calls.
 
-The router scores, a policy decides (SPEC §14): `Pipeline(..., policy=...)` takes an
+The router scores, a policy decides: `Pipeline(..., policy=...)` takes an
 `imad.decide.Policy`, or a bare threshold rule with the checkpoint's OOD policy —
 `imad.FixedThreshold(0.6)` or an escalation budget `imad.TriggerBudget(0.2, window=500)`, which
 observes every scored answer and decides it with its τ for that answer (an unparsed or
@@ -22,7 +22,7 @@ answer is served (source "single_agent_fallback") with the reason in `error`; on
 answer is left is the source "none" (`PipelineAnswer.answered` False), which `imad ask` turns
 into exit 3 and `imad serve` into a 502, so the two agree.
 
-Fail safe (SPEC §13): a score that is not a finite number never keeps an answer; the policy
+Fail safe: a score that is not a finite number never keeps an answer; the policy
 escalates it with p = None and the reason recorded, whatever router produced it. A question whose
 prompt cannot fit the model's context raises `InputTooLargeError` before any call, and a
 cancelled request (`imad.llm.cancel`) raises `RequestCancelledError` at its next call.
@@ -176,7 +176,7 @@ class Pipeline:
         return _served(question, decision, critique, debate)
 
     def debate_in_shadow(self, answer: PipelineAnswer) -> DebateResult:
-        """The debate a shadow decision skipped (issue 32), run after its single answer was
+        """The debate a shadow decision skipped, run after its single answer was
         served: the same back-end, seeded with the same self-critique. Raises what the back-end
         raises (a shadow runner counts it); `ValueError` when the answer had no parsed
         self-critique to seed it."""

@@ -1,4 +1,4 @@
-"""The question record every part of imad passes around (SPEC §2, §6).
+"""The question record every part of imad passes around.
 
 A `Question` is what the router, the debate back-ends and the dataset loaders share: the text,
 optional context (e.g. a PubMedQA abstract), the answer options, the task type that decides how

@@ -1,4 +1,4 @@
-"""The choices and defaults of routing under drift (issue 16), importable without torch.
+"""The choices and defaults of routing under drift, importable without torch.
 
 `imad serve`'s settings and every CLI's `--help` need them before any model is loaded, and the
 router's network and config import torch, so they live here; `imad.router`, `imad.decide` and

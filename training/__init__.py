@@ -1,4 +1,4 @@
-"""Training-time code (SPEC §1): corpus building, FocusCal, Lightning training, export,
+"""Training-time code: corpus building, FocusCal, Lightning training, export,
 evaluation. Nothing in `imad` imports it at run time; importing it loads nothing, but checks
 that the `train` extra is installed (a missing one names its `pip install` command).
 

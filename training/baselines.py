@@ -1,4 +1,4 @@
-"""The two reference scorers the router is compared with (SPEC §10).
+"""The two reference scorers the router is compared with.
 
 - `confidence_initial` (DOWN-style): the model's own `confidence_initial`, clipped to [0, 1],
   used as p directly. Nothing is fitted.

@@ -1,4 +1,4 @@
-"""The typed settings of a corpus run, `python -m training.corpus` (SPEC §6).
+"""The typed settings of a corpus run, `python -m training.corpus`.
 
 `CorpusConfig` is frozen and checked on creation by its constraints table (`imad.constraints`);
 a bad value raises `ConfigError` naming the field and its flag, before any dataset is read or

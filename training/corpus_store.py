@@ -1,4 +1,4 @@
-"""Writing the on-disk corpus of self-critique responses (SPEC §6): append-only JSONL that resumes.
+"""Writing the on-disk corpus of self-critique responses: append-only JSONL that resumes.
 
 One file per (model, dataset); one JSON object per line (`imad.corpus_records.CorpusRecord`,
 read by `imad.corpus_records`, the one reader training and the runtime share). Each record is

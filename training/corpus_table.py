@@ -1,4 +1,4 @@
-"""A corpus as training rows (SPEC §5, §6): its files read, labelled records kept, featurised.
+"""A corpus as training rows: its files read, labelled records kept, featurised.
 
 `load_corpus` reads corpus JSONL files (`imad.corpus_records`, the reader the runtime uses
 too), keeps the labelled records (parse failures are skipped but counted in the data summary),

@@ -1,4 +1,4 @@
-"""Training batches of a corpus (SPEC §6): split, train-only scaler, Lightning DataLoaders.
+"""Training batches of a corpus: split, train-only scaler, Lightning DataLoaders.
 
 `CorpusDataModule` splits the rows of a `CorpusTable` 80/20, stratified by dataset × label
 (seeded, `training.split`), fits a StandardScaler on the training rows only, and serves

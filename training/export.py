@@ -6,7 +6,7 @@ plus the provenance config.json records: seed, training setup, data summary, val
 (safetensors + config.json + README.md model card) and checks that the directory loads back
 and scores bit-identically.
 
-OOD statistics (issue 16): `with_ood_statistics` fits the Mahalanobis detector of
+OOD statistics: `with_ood_statistics` fits the Mahalanobis detector of
 `imad.router.ood` on the router's scaled training rows, with its flag threshold the 99th
 percentile of the scaled validation rows (the split the fit used). `python -m training.fit`
 stores them in every new checkpoint; a checkpoint exported before them gets them with
@@ -164,7 +164,7 @@ def export_router(router: Router, directory: str | Path, probe: np.ndarray) -> P
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m training.export",
-        description="Add OOD statistics to a router checkpoint exported without them (issue 16), "
+        description="Add OOD statistics to a router checkpoint exported without them, "
                     "from its recorded training split; the weights stay byte-identical.",
         epilog=EXIT_STATUS_HELP)
     parser.add_argument("--add-ood", required=True, metavar="ROUTER",

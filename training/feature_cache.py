@@ -1,4 +1,4 @@
-"""The 41 router features of many answers, cached on disk (SPEC §5).
+"""The 41 router features of many answers, cached on disk.
 
 Extraction (spaCy + textstat over every question and self-critique) is the slow step of
 training and evaluation, so `extract_features` keeps each matrix in `.npy` (no pickle) under a

@@ -1,4 +1,4 @@
-"""Train the router and export its checkpoint: `python -m training.fit` (SPEC §5, §7).
+"""Train the router and export its checkpoint: `python -m training.fit`.
 
     python -m training.fit          # the shipped corpus → checkpoints/imad-router-v2
     python -m training.fit --corpus corpus/my-model/ --output checkpoints/my-router

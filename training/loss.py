@@ -1,4 +1,4 @@
-"""FocusCal, the router's training loss (SPEC §5; iMAD §"Debate decision classifier").
+"""FocusCal, the router's training loss.
 
     FocusCal = L_AF + λ · L_CP + μ · ECE          defaults α0=2, α1=1, γ=2, τ=0.7, λ=6, μ=5, 15 bins
 
@@ -36,7 +36,7 @@ LOG_EPS = 1e-7
 
 @dataclass(frozen=True)
 class FocusCalConfig:
-    """The loss's hyper-parameters (SPEC §5 defaults)."""
+    """The loss's hyper-parameters."""
 
     alpha0: float = 2.0
     alpha1: float = 1.0

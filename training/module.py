@@ -1,4 +1,4 @@
-"""The router as a LightningModule: FocusCal training, per-epoch validation metrics (SPEC §5).
+"""The router as a LightningModule: FocusCal training, per-epoch validation metrics.
 
 Each training step minimises the configured objective (FocusCal by default; any single term or
 BCE for ablations). Validation scores the whole validation split at the end of each epoch and

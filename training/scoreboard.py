@@ -1,4 +1,4 @@
-"""The honest scoreboard (issue 35): AUROC within each dataset and each task type, with 95%
+"""The honest scoreboard: AUROC within each dataset and each task type, with 95%
 bootstrap intervals, beside the pooled number, and what the router learned (permutation
 importance of its features on the validation split).
 

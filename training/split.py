@@ -1,4 +1,4 @@
-"""The train/validation split of a corpus (SPEC §6): stratified, seeded, reproducible.
+"""The train/validation split of a corpus: stratified, seeded, reproducible.
 
 The router is validated on answers it was not trained on, in the same proportions of dataset
 and label; the same labels, groups, fraction and seed always give the same rows, so

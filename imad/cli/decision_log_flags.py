@@ -1,4 +1,4 @@
-"""The decision-log flags that `imad serve` and `imad ask` share (issue 32 item 2).
+"""The decision-log flags that `imad serve` and `imad ask` share.
 
     --decision-log PATH|URL     one row per decision (`imad.decision_log`): a SQLite file, or a
                                 postgresql:// URL a fleet of servers shares

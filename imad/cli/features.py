@@ -1,4 +1,4 @@
-"""`imad features`: the 41 router features (SPEC §4) of a saved self-critique response.
+"""`imad features`: the 41 router features of a saved self-critique response.
 
     imad features "Does aspirin prevent stroke?" --response response.json [--json]
                   [--schema-version 1]

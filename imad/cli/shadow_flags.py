@@ -1,4 +1,4 @@
-"""The shadow-mode flags that `imad serve` and `imad ask` share (issue 32 item 1).
+"""The shadow-mode flags that `imad serve` and `imad ask` share.
 
     --shadow                     decide every answer, record would_escalate, serve the single answer
     --shadow-debate-rate R       a seeded share R in [0, 1] also gets its debate, after the answer

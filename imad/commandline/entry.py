@@ -1,4 +1,4 @@
-"""One rule for every command-line entry point (SPEC §13, "errors at the edge").
+"""One rule for every command-line entry point.
 
 `imad …` and every `python -m training.*` command run their work through `run_entry_point`:
 a typed error (`ImadError`) prints `error: <message>` on stderr, with no traceback, and exits

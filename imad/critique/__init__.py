@@ -1,4 +1,4 @@
-"""The structured self-critique call: prompts, schema, parser, canonical answers (SPEC §3)."""
+"""The structured self-critique call: prompts, schema, parser, canonical answers."""
 
 from imad.critique.canonical import answers_match, canonicalise
 from imad.critique.schema import CritiqueResponse, response_schema

@@ -1,4 +1,4 @@
-"""The one self-critique LLM call and its outcome (SPEC §2–3).
+"""The one self-critique LLM call and its outcome.
 
 `SelfCritique.run(question)` never raises for a bad answer: it returns a `CritiqueResult` whose
 `status` says what happened ("ok", "parse_error", "truncated", "llm_error") and which keeps the

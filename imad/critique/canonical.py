@@ -1,4 +1,4 @@
-"""Answer canonicalisation per task type (SPEC §3).
+"""Answer canonicalisation per task type.
 
 Two answers are "the same" when their canonical forms are equal. The rules:
 - multiple choice → the option letter ("b", "(B)", "B) aspirin", "Option B", or the option's
@@ -13,7 +13,7 @@ Two answers are "the same" when their canonical forms are equal. The rules:
   "12:30", "3/4") are not single numbers and are skipped; a number with more than
   `MAX_NUMBER_DIGITS` digits or an exponent beyond ±`MAX_NUMBER_EXPONENT` is no valid answer
   (""), so a hostile "1e999999999" cannot make a gigabyte string. A number is read whole or not
-  at all (issue 22): the last run of letters, digits, "." and "," that holds a digit must be one
+  at all: the last run of letters, digits, "." and "," that holds a digit must be one
   number in full — ASCII digits, an optional sign, thousands separators only in groups of three
   ("1,234"), an optional decimal part and exponent; a trailing "." or "," ends the sentence, and
   symbols around it ("$", "%") are not part of it. Otherwise the answer has no number (""), so

@@ -1,4 +1,4 @@
-"""Parse a self-critique completion into a `CritiqueResponse` (SPEC §3).
+"""Parse a self-critique completion into a `CritiqueResponse`.
 
 Two modes:
 - strict, for back-ends that decoded under the JSON schema: the text must be one JSON object

@@ -1,4 +1,4 @@
-"""Versioned self-critique prompt templates, one per task type (SPEC §3).
+"""Versioned self-critique prompt templates, one per task type.
 
 The version string is stored with every corpus record and checkpoint: a router trained on
 answers to one prompt version should not silently score answers to another. Change the wording

@@ -1,4 +1,4 @@
-"""The structured self-critique response (SPEC §3) and its JSON schema.
+"""The structured self-critique response and its JSON schema.
 
 `CritiqueResponse` is what one self-critique call yields once parsed: the initial answer and
 reasoning, the strongest argument for an alternative, the alternative, the final answer, and

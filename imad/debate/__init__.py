@@ -1,4 +1,4 @@
-"""Multi-agent debate back-ends behind one interface (SPEC §8).
+"""Multi-agent debate back-ends behind one interface.
 
 `create_backend(name, model, **config)` → `backend.run(question, seed_response=None)` →
 `DebateResult` (final answer, per-round answers, full call trace, tokens, messages, stop reason).

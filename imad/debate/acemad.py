@@ -1,4 +1,4 @@
-"""AceMAD: peer-prediction debate with multiplicative influence weights (SPEC §8, papers/acemad).
+"""AceMAD: peer-prediction debate with multiplicative influence weights.
 
 Each round every agent writes an argument and privately commits its self-belief p_i (a
 distribution over the options) and its peer prediction q̂_i (the average belief it expects the
@@ -78,7 +78,7 @@ Aggregation = Literal["soft", "hard"]
 
 @dataclass(frozen=True)
 class AceMADConfig(AgentConfig):
-    """AceMAD parameters (SPEC §8 defaults).
+    """AceMAD parameters.
 
     n_agents: N agents. n_rounds: T rounds (round 0 is the first, independent one).
     eta: η, the learning rate of the multiplicative weights (0 = no peer prediction: a vote).

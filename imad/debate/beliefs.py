@@ -7,7 +7,7 @@ probability the model gave each option there (the chosen token and its top-k alt
 renormalises over the options. The log-probs are the model's own, before any grammar constraint,
 so this is "scoring each option" at the cost of zero extra calls.
 
-Priors for SVR-MAD (SPEC §8) come from the same log-probs: the least likely generated token
+Priors for SVR-MAD come from the same log-probs: the least likely generated token
 (`min_logprob_prior` = exp(min log p)) or the mean (`perplexity_prior` = 1 / perplexity), over
 the tokens of the reply's argument and answer (not the JSON scaffolding a grammar forces).
 """

@@ -1,4 +1,4 @@
-"""DOWN, "Debate Only When Necessary" (Eo et al., 2025) — the confidence-gated baseline (SPEC §8).
+"""DOWN, "Debate Only When Necessary" (Eo et al., 2025) — the confidence-gated baseline.
 
 One answer first (the seed response when given, else one call). If its confidence is above θ
 (0.8) it is kept; otherwise a debate back-end (all-to-all MAD by default) runs with that answer

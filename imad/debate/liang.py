@@ -1,4 +1,4 @@
-"""Liang et al. (2023) multi-agent debate: affirmative, negative and a judge (SPEC §8).
+"""Liang et al. (2023) multi-agent debate: affirmative, negative and a judge.
 
 Round 0: the affirmative answers (the seed response stands in for it), and the negative, having
 read it, argues for a different answer (for a closed question its answer schema excludes the

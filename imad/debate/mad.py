@@ -1,4 +1,4 @@
-"""All-to-all multi-agent debate (Du et al., 2023) — the "full MAD" baseline (SPEC §8, §10).
+"""All-to-all multi-agent debate (Du et al., 2023) — the "full MAD" baseline.
 
 N agents answer independently (round 0); in each later round every agent sees all the other
 agents' previous answers and arguments and answers again. The final answer is the majority vote

@@ -1,4 +1,4 @@
-"""AceMAD's arithmetic (SPEC §8): peer-prediction scores, multiplicative weights, aggregation.
+"""AceMAD's arithmetic: peer-prediction scores, multiplicative weights, aggregation.
 
 Pure functions over belief distributions (tuples over the options, summing to 1), shared by the
 AceMAD back-end and the tests that check them against hand-computed values:

@@ -1,4 +1,4 @@
-"""What every debate back-end returns: answer, per-round answers, full trace (SPEC §2, §8).
+"""What every debate back-end returns: answer, per-round answers, full trace.
 
 A `DebateResult` is built from its trace, so its token and message totals are sums over the
 recorded calls by construction: nothing is counted twice and nothing escapes the count.

@@ -1,4 +1,4 @@
-"""Single-model baselines (SPEC §8, §10): chain-of-thought and self-consistency.
+"""Single-model baselines: chain-of-thought and self-consistency.
 
 CoT makes one call (argument, then answer); self-consistency samples k such answers at a
 positive temperature and takes the majority vote. A seed response is already a CoT answer: CoT

@@ -1,4 +1,4 @@
-"""SVR-MAD: survival-rate-guided pairwise debate (SPEC §8, papers/svr-mad.nl).
+"""SVR-MAD: survival-rate-guided pairwise debate.
 
 1. N agents answer independently. Each gets a prior π_i: exp(min token log-prob) or
    1/perplexity of its argument and answer tokens when the back-end returns log-probs, else its
@@ -59,7 +59,7 @@ PRIOR_FIELDS = ("argument", "answer")
 
 @dataclass(frozen=True)
 class SVRMADConfig(AgentConfig):
-    """SVR-MAD parameters (SPEC §8 defaults).
+    """SVR-MAD parameters.
 
     n_agents: N agents answering independently (6).
     consensus_agree: stop before any debate when at least this many agree (5 of 6).

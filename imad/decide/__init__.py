@@ -1,4 +1,4 @@
-"""Deciding, without torch (SPEC §13, §14): score → calibrate → **decide**.
+"""Deciding, without torch: score → calibrate → **decide**.
 
 The router (`imad.router`, torch) scores an answer into a `RouterScore`; everything after that
 lives here and imports numpy at most, so a caller that only decides — a policy, a trigger

@@ -1,4 +1,4 @@
-"""An escalation budget: a threshold τ that follows the traffic so the trigger rate holds (SPEC §13).
+"""An escalation budget: a threshold τ that follows the traffic so the trigger rate holds.
 
 A τ chosen once on validation data does not transfer: on this repository's own numbers a τ
 calibrated for a 6% escalation rate escalated 32% of MedQA answers. `TriggerBudget` keeps the
@@ -12,7 +12,7 @@ Choices the issue left open (issue 16, item 1):
   `ceil(level · m) − 1` lowest of the window's m scores: never more than the target share of the
   window, at most one answer (1/m) fewer. The interpolating definitions would put τ between two
   scores and escalate one more answer than the budget in about half the windows.
-- **Unparsed answers count against the budget.** They always escalate (SPEC §13) and each one
+- **Unparsed answers count against the budget.** They always escalate and each one
   costs a debate like any other, so a budget that ignored them would overspend by their share
   (11.5% of the embedded model's GSM8K answers are unparsed). `observe_unparsed()` puts them in the
   window without a score; τ is then the quantile of the parsed scores at the level

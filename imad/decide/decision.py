@@ -12,7 +12,7 @@ Fail safe: a score that is not a finite number (a damaged router, an overflow) i
 never compared with τ. The decision escalates, carries `p = None` and `uncertainty = None`
 (so its JSON never holds NaN), `score_status = "non_finite"`, and the reason names the value.
 
-Under drift (issue 16) a decision also records where its τ came from (`tau_source`: the
+Under drift a decision also records where its τ came from (`tau_source`: the
 checkpoint, the request or pipeline, or a `TriggerBudget`) and how unlike the router's training
 rows the answer is (`ood_score`, `ood`; None when the checkpoint has no OOD statistics).
 """

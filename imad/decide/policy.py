@@ -1,4 +1,4 @@
-"""The policy of score → calibrate → decide: a `RouterScore` becomes a `RouterDecision` (SPEC §14).
+"""The policy of score → calibrate → decide: a `RouterScore` becomes a `RouterDecision`.
 
 A `Policy` is a threshold rule composed with an OOD policy. The rule says which τ decides an
 answer and where that τ came from (`tau_source`): `FixedThreshold` (the checkpoint's τ or a
@@ -6,7 +6,7 @@ caller's) or `imad.TriggerBudget` (τ follows the traffic; it observes every ans
 one as unparsed). The OOD policy says what an unfamiliar answer does: "flag" reports it,
 "escalate" also sends it to a debate. `Policy.decide` owns everything a decision says: τ's range
 check, `tau_source` (set here, where τ is chosen, and never overwritten downstream), the
-reasons, the cues reported, and the fail-safe (SPEC §13): an unparsed answer, a score that is
+reasons, the cues reported, and the fail-safe: an unparsed answer, a score that is
 not finite, and — under "escalate" — an OOD score that is not finite always escalate, with the
 reason recorded.
 
@@ -139,7 +139,7 @@ class Policy:
     ood_policy: str = "flag"
     max_cues: int = DEFAULT_MAX_CUES
     shadow: bool = False
-    """Observe only (issue 32): decide as usual, record the verdict in `would_escalate`, and
+    """Observe only: decide as usual, record the verdict in `would_escalate`, and
     keep the answer (`shadow_decision`)."""
     escalate_all: str | None = None
     """The reason every answer escalates (a server whose router's certificate is violated,

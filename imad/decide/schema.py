@@ -1,4 +1,4 @@
-"""Every field of a decision, declared once; each view of a decision is derived from it (issue 33).
+"""Every field of a decision, declared once; each view of a decision is derived from it.
 
 A decision travels beside its answer in many places. Each `Field` of `FIELDS` says once what it
 is — its name, JSON type, one line of meaning, unit, who gives its value (`origin`) — and which
@@ -14,7 +14,7 @@ hand:
 - `log_line`: the server's `chat_completion` log line (beside the request's own fields).
 - `span`: the `imad.decision` span's attributes, each key prefixed `imad.router.`.
 - `metrics`: the `outcome` label of the server's decisions counter (`imad.serve.metrics`).
-- `log`: one row of the decision log (issue 32): `fields_of("log")`, with `Field.sqlite_type`,
+- `log`: one row of the decision log: `fields_of("log")`, with `Field.sqlite_type`,
   gives its columns.
 
 The API: `fields_of(view)` (the `Field`s, in declaration order), `keys_of(view)` (the key each
@@ -68,7 +68,7 @@ VIEWS = {
     "log_line": "the server's chat_completion log line",
     "span": "the imad.decision span's attributes (prefixed imad.router.)",
     "metrics": "the outcome label of the server's decisions counter",
-    "log": "one row of the decision log (issue 32)",
+    "log": "one row of the decision log",
 }
 ORIGINS = ("decision", "answer", "request")
 """Who gives a field's value: `RouterDecision.values()`, `PipelineAnswer.values()`, the caller."""

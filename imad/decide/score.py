@@ -1,4 +1,4 @@
-"""What the scorer says about one answer, before any threshold (SPEC §14: score → calibrate → decide).
+"""What the scorer says about one answer, before any threshold.
 
 `imad.Router.score` turns a self-critique into a `RouterScore`: the calibrated probability p,
 the network's raw score, the uncertainty head, every feature's cue (p minus p with that feature
@@ -48,7 +48,7 @@ class RouterScore:
     """The network's own score before the calibrator (what a calibrator is fitted on); for a
     non-finite score, the value that was seen (NaN or ±inf)."""
     uncertainty: float | None = None
-    """The auxiliary uncertainty head u (SPEC §5); None when unscored."""
+    """The auxiliary uncertainty head u; None when unscored."""
     cues: tuple[Cue, ...] = ()
     """Every feature's effect on p, in feature order (a policy picks the ones to report)."""
     ood_score: float | None = None

@@ -1,4 +1,4 @@
-"""Export a decision log for a warehouse: JSON lines or Parquet (issue 32 item 2).
+"""Export a decision log for a warehouse: JSON lines or Parquet.
 
 One record per decision, every column of the log plus its label (`correct`, `debate_correct`,
 `label_source`, `label_time`, `label_changes`; null when unlabelled), in time order. Past one

@@ -1,4 +1,4 @@
-"""The labelled decisions of a log, as a calibrator fits on them (issue 32 item 5).
+"""The labelled decisions of a log, as a calibrator fits on them.
 
 `imad calibrate --recalibrate … --log PATH` fits a calibrator on the router's raw scores and
 the labels users gave. A label is about the answer that was *served*: only rows that served the

@@ -1,4 +1,4 @@
-"""Outcome labels: which logged decisions were right (issue 32 item 3).
+"""Outcome labels: which logged decisions were right.
 
 A label says whether the answer served for a completion id was correct, where that came from
 (`user`, `judge` or `gold`) and, optionally, whether the debate's answer was (`debate_correct`,

@@ -1,4 +1,4 @@
-"""LLM back-ends behind one chat protocol (SPEC §9)."""
+"""LLM back-ends behind one chat protocol."""
 
 from imad.llm.types import ChatModel, ChatRequest, ChatResponse, Message, TokenLogprob, user_prompt
 

@@ -1,4 +1,4 @@
-"""On-disk record/replay cache for any chat model (SPEC §9).
+"""On-disk record/replay cache for any chat model.
 
 Keyed by the SHA-256 of the model id and the full request (`ChatRequest.cache_key`), stored in
 SQLite with WAL journaling so several processes and threads can record into one file at once

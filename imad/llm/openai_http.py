@@ -1,4 +1,4 @@
-"""Any `/v1/chat/completions` server: vLLM, Ollama, llama.cpp server, TGI, OpenAI (SPEC §9).
+"""Any `/v1/chat/completions` server: vLLM, Ollama, llama.cpp server, TGI, OpenAI.
 
 Failures are retried only when a retry can help (429, 5xx, timeouts, dropped connections), a
 bounded number of times, with exponential backoff that defers to the server's `Retry-After`.

@@ -1,4 +1,4 @@
-"""The chat-model protocol: one request type, one response type, one interface (SPEC §9).
+"""The chat-model protocol: one request type, one response type, one interface.
 
 Every back-end (HTTP, embedded GGUF, cache) takes a `ChatRequest` and returns a `ChatResponse`.
 Both are frozen and JSON-serialisable so that a request can be hashed for the record/replay

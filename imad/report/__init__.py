@@ -1,4 +1,4 @@
-"""The report card of a decision log (issue 32 item 4): is the gate worth it on this traffic?
+"""The report card of a decision log: is the gate worth it on this traffic?
 
 `report_card(path, …)` reads a log and returns the card dict (`imad.report.card`);
 `write_report(card, out)` writes `report.md` and the PNGs into a folder. numpy only, no torch;

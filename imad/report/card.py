@@ -1,4 +1,4 @@
-"""The report card of a decision log (issue 32 item 4): one dict, from which the markdown, the
+"""The report card of a decision log: one dict, from which the markdown, the
 PNGs and `imad report --json` are all made.
 
 Top level: `rows` (answered decisions in the selection), `unanswered` (rows of requests that

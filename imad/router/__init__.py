@@ -1,4 +1,4 @@
-"""The debate router (SPEC §5, §7, §14): the two-head MLP, its config and checkpoint, the shipped
+"""The debate router: the two-head MLP, its config and checkpoint, the shipped
 routers and the score it gives an answer. The score, the decision a policy makes of it and the
 policy live in the torch-free `imad.decide` (`RouterScore`, `RouterDecision` and `Cue` are
 re-exported here).

@@ -1,9 +1,9 @@
-"""The router's configuration: what rebuilds a `Router` and what config.json holds (SPEC §7).
+"""The router's configuration: what rebuilds a `Router` and what config.json holds.
 
 Frozen dataclasses, validated on creation, with one symmetric pair `RouterConfig.from_dict` /
 `RouterConfig.to_dict` (the model is litgpt's `Config.from_checkpoint`): loading what was saved
 gives an equal config, and saving a loaded config writes the same JSON. The optional `ood`
-section (issue 16) holds an out-of-distribution detector's statistics (`imad.router.ood`), checked
+section holds an out-of-distribution detector's statistics (`imad.router.ood`), checked
 on load; checkpoints without it load with no detector. Every value read from a
 file is type-checked strictly (`true` is not a number), bounded and finite, and each error names
 the offending field, so a damaged checkpoint is refused before any network is built.
@@ -67,7 +67,7 @@ class Threshold:
 
 @dataclass(frozen=True)
 class FeatureSpec:
-    """The ordered feature names the network reads, their schema version and hash (SPEC §4)."""
+    """The ordered feature names the network reads, their schema version and hash."""
 
     names: tuple[str, ...]
     schema_version: int

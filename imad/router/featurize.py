@@ -1,4 +1,4 @@
-"""The router's boundary with `features` (SPEC §1, §2): extraction in imad's error hierarchy.
+"""The router's boundary with `features`: extraction in imad's error hierarchy.
 
 `features` imports nothing from `imad`, so it raises its own `features.errors` types. Every
 imad caller of the extractor — `Router.score`, `imad features`, training's corpus loader —

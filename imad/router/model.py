@@ -55,7 +55,7 @@ class RouterNetConfig:
 
     def __post_init__(self) -> None:
         # Upper bounds keep a damaged checkpoint from allocating terabytes or building a
-        # million layers before its shapes are checked (issue 14); SPEC §5 uses 41 × 200 × 6.
+        # million layers before its shapes are checked; SPEC §5 uses 41 × 200 × 6.
         for name, limit in (("n_features", MAX_FEATURES), ("width", MAX_WIDTH), ("depth", MAX_DEPTH)):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:

@@ -1,4 +1,4 @@
-"""How unlike the router's training rows an answer is: an out-of-distribution score (SPEC §13).
+"""How unlike the router's training rows an answer is: an out-of-distribution score.
 
 A router scores any feature vector, including ones from traffic it never saw (on a held-out
 yes/no dataset the shipped router's AUROC is 0.37). These detectors score how far a *scaled*

@@ -1,4 +1,4 @@
-"""The shipped routers, found by name (SPEC §1, §7): `Router.load("imad-router-v1.1")`.
+"""The shipped routers, found by name: `Router.load("imad-router-v1.1")`.
 
 The routers live in the top-level `checkpoints/` folder of the source tree. The wheel carries
 the same folder as the data package `imad._checkpoints` (see setup.py), so the shipped names

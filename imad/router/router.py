@@ -1,4 +1,4 @@
-"""The debate router at run time: the scorer of score → calibrate → decide (SPEC §2, §5, §14).
+"""The debate router at run time: the scorer of score → calibrate → decide.
 
 `Router` wraps a trained `RouterNet` with what it needs to score raw feature vectors: the
 ordered feature names, the training scaler's mean and scale (applied here in numpy, so the
@@ -200,8 +200,8 @@ class Router:
         The rows go through the network row by row (`BatchInvariantLinear`), so each row's p, raw
         score and u are bit-identical to the row alone. A cue's effect compares an answer's own
         probes — the row, then the row with each feature at its training mean — which go through
-        the network as one 42-row product per answer: a third of the CPU of 42 one-row products
-        (issue 20), still the same bits in any batch, and the row and its probes share one
+        the network as one 42-row product per answer: a third of the CPU of 42 one-row products,
+        still the same bits in any batch, and the row and its probes share one
         kernel, so an effect measures the feature alone (it may differ from a one-row kernel's
         by ~1e-7). All rows and blocks go through one forward each, so n rows cost one call's
         fixed overhead."""

@@ -1,4 +1,4 @@
-"""The scores of a batch of feature rows, as arrays (SPEC §14: score → calibrate → decide).
+"""The scores of a batch of feature rows, as arrays.
 
 `Router.scored_rows` computes a `ScoredRows`: small and quick to send between processes (the
 server's scoring processes return it); `ScoredRows.score(row, id)` builds one answer's

@@ -1,4 +1,4 @@
-"""Choose the router's threshold τ and write it into a new checkpoint version (SPEC §7, §10).
+"""Choose the router's threshold τ and write it into a new checkpoint version.
 
 Used by `imad calibrate` (validation answers from corpus files) and `python -m
 training.calibrate` (the router's own validation split, which needs the training code). Two ways

@@ -1,4 +1,4 @@
-"""The training record of a router checkpoint, typed: how the router was made (SPEC §7).
+"""The training record of a router checkpoint, typed: how the router was made.
 
 config.json holds, beside what rebuilds the router (`imad.router.config`), its provenance:
 `seed`, `training` (loss, optimiser, the `training.fit` settings), `data` (the corpus summary,

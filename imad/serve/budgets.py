@@ -1,4 +1,4 @@
-"""One trigger budget per served model name (issue 16): `imad serve --target-trigger-rate R`.
+"""One trigger budget per served model name: `imad serve --target-trigger-rate R`.
 
 Each model name (`imad`, `imad-svrmad`, `imad-acemad-0.6`, …) is its own traffic with its own
 debate cost, so each gets its own `TriggerBudget`, created on its first request with that name's

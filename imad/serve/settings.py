@@ -86,7 +86,7 @@ class ServeSettings:
         `POST /v1/imad/feedback` answers 404.
     log_text: keep the question and answer text in the decision log (default: SHA-256 only).
     decision_log_max_rows: keep only the newest rows (older ones pruned and counted).
-    shadow: observe only (issue 32): decide every answer, record `would_escalate`, serve the
+    shadow: observe only: decide every answer, record `would_escalate`, serve the
         single answer, run no debate on the request.
     shadow_debate_rate / shadow_seed: with `shadow`, a seeded share of requests also gets its
         debate after the response, in a bounded background queue (`imad.serve.shadow_debates`).

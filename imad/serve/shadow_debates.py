@@ -1,4 +1,4 @@
-"""The server's shadow debates (issue 32 item 1): `imad serve --shadow --shadow-debate-rate R`.
+"""The server's shadow debates: `imad serve --shadow --shadow-debate-rate R`.
 
 In shadow mode every request is answered with its single answer. For a seeded share R of
 completion ids (`imad.shadow.ShadowSampler`: chosen without looking at the decision, so

@@ -1,4 +1,4 @@
-"""OpenTelemetry spans for each stage of an answer (SPEC §15, issue 20): optional extra `otel`.
+"""OpenTelemetry spans for each stage of an answer: optional extra `otel`.
 
 When tracing is on:
 - it is on exactly when a tracer provider other than the API's default (proxy / no-op) is set

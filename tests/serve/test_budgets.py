@@ -148,7 +148,7 @@ def test_stats_report_the_tau_that_requests_use(start_server):
     factory = echo_factory()
     server = start_server(ServeSettings(api_key=API_KEY, default_tau=0.37), factory)
     decision = post(server, "imad", 1).json()["imad"]
-    assert factory.router.tau != 0.37
+    assert factory.router.config.threshold.tau != 0.37
     assert (decision["tau"], decision["tau_source"]) == (0.37, "request")
     assert stats_of(server)["tau"] == 0.37
 
@@ -158,4 +158,4 @@ def test_stats_report_the_checkpoints_tau_without_a_tau_flag(start_server):
     server = start_server(ServeSettings(api_key=API_KEY), factory)
     decision = post(server, "imad", 1).json()["imad"]
     assert decision["tau_source"] == "checkpoint"
-    assert stats_of(server)["tau"] == decision["tau"] == factory.router.tau
+    assert stats_of(server)["tau"] == decision["tau"] == factory.router.config.threshold.tau

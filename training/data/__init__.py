@@ -1,4 +1,4 @@
-"""Dataset loaders: each turns a local file (or a hub copy) into `Question`s (SPEC §6, §10).
+"""Dataset loaders: each turns a local file (or a hub copy) into `Question`s.
 
 `load_questions(name_or_path)` takes a registered name (`pubmedqa`, `gqa`, `medqa`, …) or the
 path of a generic JSONL file (see `training.data.generic`).

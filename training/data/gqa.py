@@ -1,4 +1,4 @@
-"""GQA testdev-balanced questions (SPEC §6), text-only unless an image folder is given.
+"""GQA testdev-balanced questions, text-only unless an image folder is given.
 
 Images and scene graphs are not available offline, so by default the model sees only the question
 ("blind" GQA), and every question records `metadata["mode"] = "text-only"`. With `image_dir`,

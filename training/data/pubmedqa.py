@@ -1,4 +1,4 @@
-"""PubMedQA PQA-L: 1,000 expert-labelled yes/no/maybe questions with their abstracts (SPEC §6).
+"""PubMedQA PQA-L: 1,000 expert-labelled yes/no/maybe questions with their abstracts.
 
 The abstract's section texts are joined as the question's context; the gold answer is
 `final_decision`. Locally from `pubmedqa/pqal.jsonl`; online, from the hub dataset

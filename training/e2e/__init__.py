@@ -1,4 +1,4 @@
-"""The end-to-end benchmark (SPEC §10): accuracy and cost of CoT, self-consistency, full MAD,
+"""The end-to-end benchmark: accuracy and cost of CoT, self-consistency, full MAD,
 DOWN and iMAD with AceMAD or SVR-MAD on the same questions, one idea per module.
 
 - `config`: `E2EConfig`, the typed settings of `python -m training.evaluate --e2e`;

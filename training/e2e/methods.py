@@ -1,4 +1,4 @@
-"""The methods the end-to-end benchmark compares (SPEC §10, iMAD paper's main comparison).
+"""The methods the end-to-end benchmark compares.
 
 A registry from method name to what runs it: a debate back-end on its own (`imad.debate`), or
 the iMAD pipeline (`imad.Pipeline`: self-critique → router → that back-end when p < τ, with the

@@ -1,4 +1,4 @@
-"""The end-to-end benchmark's numbers, from per-question outcomes (SPEC §10).
+"""The end-to-end benchmark's numbers, from per-question outcomes.
 
 - accuracy: correct answers / questions (a failed question counts with whatever answer it has,
   usually none, so failures count as wrong and are reported beside it);

@@ -1,4 +1,4 @@
-"""The iMAD paper's end-to-end numbers, as reference beside ours (SPEC §11).
+"""The iMAD paper's end-to-end numbers, as reference beside ours.
 
 Measured by the paper's authors with Gemini 2.0 Flash — a different, far larger model than
 ours — and with MAD as iMAD's debate, so they show the shape of the trade-off, not a target
@@ -45,7 +45,7 @@ MEAN_OF_SIX = (
     PaperRow("DOWN", ("down",), 82.3, 1833, SPEC_SOURCE),
     PaperRow("iMAD", ("imad_acemad", "imad_svrmad"), 86.4, 2053, SPEC_SOURCE),
 )
-"""Mean over the paper's six datasets (SPEC §11: "iMAD … 64% fewer tokens than MAD")."""
+"""Mean over the paper's six datasets."""
 
 DATASET_ROWS: dict[str, tuple[PaperRow, ...]] = {
     "medqa": (

@@ -1,4 +1,4 @@
-"""Zero-shot calibration evaluation of a router checkpoint (SPEC §10), one idea per module.
+"""Zero-shot calibration evaluation of a router checkpoint, one idea per module.
 
 - `config`: `EvaluateConfig`, the typed settings of `python -m training.evaluate`;
 - `responses`: self-critique answers built or reused through the corpus cache;

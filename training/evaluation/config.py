@@ -1,4 +1,4 @@
-"""The typed settings of the zero-shot calibration run, `python -m training.evaluate` (SPEC §10).
+"""The typed settings of the zero-shot calibration run, `python -m training.evaluate`.
 
 `EvaluateConfig` is frozen and checked on creation: invalid values raise `ConfigError` naming
 the field and its command-line flag. The checks every run over datasets shares

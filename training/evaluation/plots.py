@@ -1,4 +1,4 @@
-"""Reliability diagrams (SPEC §10): one PNG per dataset, one panel per scorer; and deferral plots.
+"""Reliability diagrams: one PNG per dataset, one panel per scorer; and deferral plots.
 
 Each panel shows, for the 15 equal-width bins of p that hold answers, the accuracy of the
 answers in the bin (bars), the bin's mean p (red tick) and the gap between them (red line),

@@ -17,7 +17,7 @@ A split whose N labels hold a single class cannot fit the labelled methods; it i
 
 `recalibrated_scorers` puts every scorer of the report (router, raw confidence, logistic
 regression, and the random and oracle references) through the same splits with `auto` only, so
-the zero-shot and recalibrated numbers of each sit side by side (issue 35).
+the zero-shot and recalibrated numbers of each sit side by side.
 """
 
 from __future__ import annotations

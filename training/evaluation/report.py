@@ -1,4 +1,4 @@
-"""The evaluation's outputs: a JSON document with every number, and a Markdown report (SPEC §10).
+"""The evaluation's outputs: a JSON document with every number, and a Markdown report.
 
 The JSON holds, per dataset, the counts, accuracy, tokens, each scorer's metrics and
 reliability bins, and every answer's label and probabilities; NaN is written as null (JSON has
@@ -124,7 +124,7 @@ def _interval_cell(row: Mapping[str, Any], key: str) -> str:
 
 
 def _importance_lines(importance: list[dict[str, Any]] | None) -> list[str]:
-    """What the router's ranking leans on in these answers (issue 35)."""
+    """What the router's ranking leans on in these answers."""
     if not importance:
         return []
     return [f"What the router leans on here (drop in its AUROC when one feature is shuffled, "
@@ -234,7 +234,7 @@ def write_report(document: Mapping[str, Any], out_dir: Path, *,
 
 def _within_lines(board: dict[str, Any] | None) -> list[str]:
     """AUROC with its 95% bootstrap interval on this dataset and within each task type in it
-    (issue 35): whether p ranks answers of the same kind, not which kind they are."""
+   : whether p ranks answers of the same kind, not which kind they are."""
     if not board or not board["pooled"]:
         return []
 

@@ -1,4 +1,4 @@
-"""Self-critique answers for evaluation, built or reused through the corpus cache (SPEC §6, §10).
+"""Self-critique answers for evaluation, built or reused through the corpus cache.
 
 The answers to dataset D by model M live in `<corpus_dir>/<model-slug>/eval/<D>.jsonl`, the
 same resumable, append-only format as the training corpus (`training.corpus_store`), kept in

@@ -1,4 +1,4 @@
-"""Score one dataset's answers with the router and both baselines, and measure each (SPEC §10).
+"""Score one dataset's answers with the router and both baselines, and measure each.
 
 Only parsed answers have features, a label and hence a score; unparsed ones (parse errors,
 truncations, LLM errors) are counted, and in `trigger_rate_all` they count as escalated, as

@@ -1,4 +1,4 @@
-"""Calibrators: the router's raw score → a probability a user can trust on their traffic (SPEC §14).
+"""Calibrators: the router's raw score → a probability a user can trust on their traffic.
 
 The router's p is calibrated on its training distribution only (zero-shot ECE 0.23–0.54 on
 other datasets, issue 21). A calibrator maps raw scores to probabilities and is stored, typed,

@@ -1,5 +1,5 @@
 """What every calibrator shares: the registry, the record of what it was fitted on, the numerics
-(logit, sigmoid, prior shift) and the checkpoint section's helpers (SPEC §14); the scores it is
+(logit, sigmoid, prior shift) and the checkpoint section's helpers; the scores it is
 given are checked in `imad.router.calibrators.inputs`.
 
 A calibrator is one frozen dataclass registered with `@register`: its parameters are its fields,
@@ -221,7 +221,7 @@ class Calibrator(ABC):
         return ", ".join(parts) if parts else "none"
 
     def warn_if_decreasing(self, where: str) -> None:
-        """Say on load that this map inverts the ranking (issue 34), rather than load it silently."""
+        """Say on load that this map inverts the ranking, rather than load it silently."""
         if self.decreasing:
             warnings.warn(f"{where}: the {self.kind} calibrator's map decreases "
                           f"({self.describe_parameters()}): a higher raw score gives a lower p, so "

@@ -1,4 +1,4 @@
-"""The Grafana dashboard of `imad serve`'s `/metrics`, shipped as package data (issue 35).
+"""The Grafana dashboard of `imad serve`'s `/metrics`, shipped as package data.
 
 `imad.json` is an importable Grafana dashboard: its panels query the families of
 `imad.serve.metrics` (tests/serve/test_dashboard.py checks each name and label against a live

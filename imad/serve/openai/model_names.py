@@ -5,7 +5,7 @@ debate back-end; a trailing number sets τ for that request, e.g. `imad-svrmad-0
 p < 0.7), `imad-acemad-0` (keep every scored answer) or `imad-acemad-1` (always escalate). Clients
 that can only name a model (every OpenAI SDK) can thus steer the router without extra fields.
 
-τ = 0 turns off the router's score threshold, not the fail-safe rule (SPEC §13): a self-critique
+τ = 0 turns off the router's score threshold, not the fail-safe rule: a self-critique
 that could not be parsed, was truncated or failed has no answer to keep, and a non-finite score
 is no score, so those still escalate to the debate, whatever τ is.
 """
@@ -19,7 +19,7 @@ from imad.errors import ConfigError, ServeError
 from imad.routing_options import check_tau
 
 SERVE_BACKENDS = ("acemad", "svrmad")
-"""The debate back-ends a model name may select (SPEC §8)."""
+"""The debate back-ends a model name may select."""
 
 MODEL_PREFIX = "imad"
 _MODEL_NAME = re.compile(r"^imad(?:-(?P<backend>[a-z_]+))?(?:-(?P<tau>[0-9]+(?:\.[0-9]+)?))?$")

@@ -1,4 +1,4 @@
-"""Hot reload of the router (issue 32): a new checkpoint loaded off the request path, swapped at once.
+"""Hot reload of the router: a new checkpoint loaded off the request path, swapped at once.
 
 The server serves one `Generation` at a time: a router's pipeline factory, the score batcher of
 its scoring processes, and its identity (name, version, content hash). A request takes the
