@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -124,7 +125,8 @@ def test_certifying_and_checking_a_certificate_import_no_torch():
 def test_calibrate_help_and_the_calibrator_registry_load_no_torch():
     """`imad calibrate --help` lists the calibrator registry's methods, and neither the help nor
     `imad.router`'s torch-free names (the registry, the shipped routers' names) load torch; the
-    router itself still loads it on first use."""
+    router itself still loads it on first use. (A wide COLUMNS: argparse wraps help at the
+    terminal's width, and may break "prior-shift" at its hyphen.)"""
     code = ("import contextlib, io, json, sys\n"
             "from imad.cli.main import main\n"
             "out = io.StringIO()\n"
@@ -137,7 +139,7 @@ def test_calibrate_help_and_the_calibrator_registry_load_no_torch():
             "print(json.dumps({'help': out.getvalue(), 'torch_before': before, "
             "'torch_after': 'torch' in sys.modules, 'names': names}))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            cwd=ROOT)
+                            cwd=ROOT, env={**os.environ, "COLUMNS": "1000"})
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert (report["torch_before"], report["torch_after"]) == (False, True)
     assert "imad-router-v2" in report["names"]
