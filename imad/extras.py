@@ -1,4 +1,4 @@
-"""Optional parts of imad and the extra that installs each (pyproject.toml, SPEC §1).
+"""Optional parts of imad and the extra that installs each (pyproject.toml).
 
 The core install loads a router and scores answers; the embedded model (`local`), training
 (`train`) and the routing server (`serve`, checked by `imad.serve.require_serve_dependencies`)

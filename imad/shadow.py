@@ -1,5 +1,4 @@
-"""Shadow debates: run the debate beside a served single answer, off the request path (issue 32
-item 1).
+"""Shadow debates: run the debate beside a served single answer, off the request path.
 
 In shadow mode every answer is scored and decided as usual but the single answer is served. To
 measure what the debate *would* have changed, a seeded random share R of requests — chosen

@@ -1,4 +1,4 @@
-"""The decision log (issue 32, SPEC §17): one row per routing decision, labels beside it, in a
+"""The decision log: one row per routing decision, labels beside it, in a
 SQLite file (one machine) or a PostgreSQL database (a fleet; `imad.decision_log.location`).
 
 `DecisionLog` is what serving and `imad ask` write through (a queue and a background thread,

@@ -1,9 +1,9 @@
-"""The columns of the decision log: one row per decision (issue 32, SPEC §17).
+"""The columns of the decision log: one row per decision.
 
 The log's table is derived from a list of `LogColumn`s, never written out by hand: the store
 builds its `CREATE TABLE`, its insert and its readers from the list, and the export and the
-report read the same names. The list is the one decision schema's `log` view (issue 33,
-`imad.decide.schema`): each field there is a column here, with its type and meaning.
+report read the same names. The list is the one decision schema's `log` view
+(`imad.decide.schema`): each field there is a column here, with its type and meaning.
 
 A codec says how a Python value travels into SQLite and back: `plain` as is, `bool` as 0/1,
 `json` as JSON text (dicts and lists: reasons, features, tokens by phase).
