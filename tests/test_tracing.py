@@ -177,7 +177,7 @@ def test_a_failed_critique_call_marks_its_span_as_an_error_without_its_message(s
 def test_the_server_request_span_parents_the_pipeline_spans_across_the_worker_thread(spans):
     from imad.serve import BackgroundServer, ServeSettings, create_app
 
-    settings = ServeSettings(api_key="k" * 16)
+    settings = ServeSettings(api_key="k" * 16, scoring_processes=0)  # spans cross a thread, not a process
     with BackgroundServer(create_app(settings, echo_factory()), settings) as server:
         response = httpx.post(f"{server.base_url}/chat/completions", timeout=60,
                               headers={"Authorization": "Bearer " + "k" * 16},

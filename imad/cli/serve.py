@@ -6,8 +6,9 @@ import argparse
 import ipaddress
 import logging
 import os
+import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imad.cli.common import DEFAULT_LLM, add_routing_arguments, flag_error
 from imad.cli.decision_log_flags import add_decision_log_arguments
@@ -18,6 +19,9 @@ from imad.routing_options import DEFAULT_BUDGET_WINDOW
 from imad.serve.auth import api_key_from_env
 from imad.serve.openai.model_names import SERVE_BACKENDS
 from imad.serve.settings import AUTO_SCORING_PROCESSES_CAP, QUEUE_PER_SLOT, ServeSettings
+
+if TYPE_CHECKING:
+    from imad.serve.startup_clock import StartupClock
 
 _DEFAULTS = ServeSettings()
 
@@ -161,6 +165,9 @@ def print_dashboard(args: argparse.Namespace) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from imad.serve import require_serve_dependencies
+    from imad.serve.startup_clock import StartupClock
+
+    clock = StartupClock()
 
     settings = settings_from_args(args)
     if print_dashboard(args):
@@ -195,18 +202,33 @@ def run(args: argparse.Namespace) -> int:
         if settings.api_key is None and not _is_loopback(args.host):
             log_event("no_api_key", level=logging.WARNING, host=args.host,
                       warning="anyone who can reach this address can use the server; set --api-key-env")
+        log_event("server_starting", host=args.host, port=sock.getsockname()[1],
+                  workers=settings.workers, pid=os.getpid(),
+                  note="requests are answered 503 server_starting until server_ready")
         if settings.workers > 1:
             serve_workers(sock, settings, router=args.router, llm=llm,
                           api_key_env=args.api_key_env, log_level=args.log_level)
             return 0
+        serve(_ready_app(args, settings, llm, sock, clock), settings, sock=sock)
+    return 0
+
+
+def _ready_app(args: argparse.Namespace, settings: ServeSettings, llm: str, sock: socket.socket,
+               clock: StartupClock) -> Any:
+    """The app of a one-process server, built while the port answers 503 starting."""
+    from imad.serve.processes.starting import StartingResponder
+
+    starting = StartingResponder(sock).start()
+    try:
         from imad.serve.app import create_app
         from imad.serve.factory import PipelineFactory
 
+        clock.lap("imports_and_checks")
         factory = PipelineFactory.from_specs(router=args.router, llm=llm)
-        try:
-            app = create_app(settings, factory,
-                             router_spec=None if args.router is None else str(args.router))
-        except ConfigError as error:
-            raise flag_error(error) from None
-        serve(app, settings, sock=sock)
-    return 0
+        clock.lap("router_and_chat_model")
+        return create_app(settings, factory, clock=clock,
+                          router_spec=None if args.router is None else str(args.router))
+    except ConfigError as error:
+        raise flag_error(error) from None
+    finally:
+        starting.stop()

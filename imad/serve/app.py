@@ -42,14 +42,17 @@ from imad.serve.routes.state import ServerState
 from imad.serve.runner import PipelineRunner
 from imad.serve.settings import ServeSettings
 from imad.serve.shadow_debates import shadow_debates
+from imad.serve.startup_clock import StartupClock
 from imad.serve.upstream import upstream_concurrency
 
 
 def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec: str | None = None,
-               board: ReloadBoard | None = None) -> FastAPI:
+               board: ReloadBoard | None = None, clock: StartupClock | None = None) -> FastAPI:
     """The routing server's app. Prepares the factory now, so bad config fails before serving.
     `router_spec`: the --router a reload without a body loads; `board`: the run's reload board
-    under --workers, followed by a thread while the app runs (`imad.serve.reload.board`)."""
+    under --workers, followed by a thread while the app runs (`imad.serve.reload.board`);
+    `clock`: the start-up so far (`server_ready` reports its phases; default: from this call)."""
+    clock = StartupClock() if clock is None else clock
     metrics = ServerMetrics()
     decision_log = open_decision_log(settings, metrics)  # a file that is not a log ends here
     factory.shadow = settings.shadow  # a reload's factory is a copy: it keeps this
@@ -57,7 +60,9 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
     # processes warm up meanwhile
     try:
         factory.prepare(settings.ood_policy)
+        clock.lap("feature_extractor")
         runner.scorer.wait_ready()
+        clock.lap("scoring_processes")  # what their warm-up took beyond the laps before
     except BaseException:
         runner.close()
         if decision_log is not None:
@@ -74,7 +79,7 @@ def create_app(settings: ServeSettings, factory: PipelineFactory, *, router_spec
                   default_backend=settings.default_backend, default_tau=settings.default_tau,
                   shadow=settings.shadow, shadow_debate_rate=settings.shadow_debate_rate,
                   **limits, workers=settings.workers, auth=settings.api_key is not None,
-                  router_hash=runner.routers.current.identity.hash)
+                  router_hash=runner.routers.current.identity.hash, **clock.summary())
         stop = threading.Event()
         if board is not None:
             follow(board, runner.routers, stop)

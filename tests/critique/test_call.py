@@ -21,6 +21,7 @@ GOOD = {"initial_answer": "D", "initial_reasoning": "Morphine binds opioid recep
 
 
 @pytest.mark.llm
+@pytest.mark.long_e2e
 def test_real_model_on_a_pubmedqa_question(embedded_model, data_dir):
     question = load_questions("pubmedqa", data_dir=data_dir, limit=1)[0]
     result = SelfCritique(embedded_model, confidence_source="token_probability").run(question)

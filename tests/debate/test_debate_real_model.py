@@ -39,8 +39,14 @@ def medqa_question(data_dir) -> Question:
                     id=record["id"], dataset="medqa", gold=record["answer_idx"])
 
 
-CASES = [(name, SMALL[name]) for name in sorted(BACKENDS)] + [
-    ("svrmad", {**SMALL["svrmad"], "score_rule": "survival"}),
+QUICK = {"cot", "self_consistency"}
+"""The back-ends whose real run takes seconds; the others' take a minute each on two busy cores
+and run in the `long_e2e` set (`.ci/run`), their protocol covered by the scripted tests."""
+CASES = [pytest.param(name, SMALL[name], id=name,
+                      marks=() if name in QUICK else pytest.mark.long_e2e)
+         for name in sorted(BACKENDS)] + [
+    pytest.param("svrmad", {**SMALL["svrmad"], "score_rule": "survival"}, id="svrmad-survival",
+                 marks=pytest.mark.long_e2e),
 ]
 
 

@@ -183,6 +183,7 @@ def test_real_shared_datasets_go_through_the_command(workdir, data_dir):
 
 @pytest.mark.llm
 @pytest.mark.slow
+@pytest.mark.long_e2e
 def test_a_real_corpus_run_with_the_embedded_model_exits_0(workdir, fixture_data_dir):
     """The happy path of the same command, on the real model: exit 0, one record, lock released."""
     result = run_module("training.corpus", "--dataset", "pubmedqa", "--limit", "1", "--data-dir",

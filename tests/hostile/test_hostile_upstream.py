@@ -67,7 +67,7 @@ def test_a_broken_upstream_reply_is_a_502_from_imad_serve(router_dir, name):
     from imad.serve import BackgroundServer, PipelineFactory, ServeSettings, create_app
 
     with openai_stub(raw_body=UPSTREAM_CASES[name]) as (llm, stub):
-        settings = ServeSettings(api_key=API_KEY)
+        settings = ServeSettings(api_key=API_KEY, scoring_processes=0)  # the upstream fails first
         server = BackgroundServer(create_app(settings, PipelineFactory.from_specs(
             router=str(router_dir), llm=llm)), settings).start()
         try:
@@ -141,7 +141,7 @@ def test_a_nan_ood_score_escalates_in_imad_serve_with_null_everywhere():
     detector = router.ood_detector
     router._ood = MahalanobisOOD(detector.threshold, np.full_like(detector.mean, math.nan),
                                  detector.covariance, detector.shrinkage)
-    settings = ServeSettings(api_key=API_KEY, ood_policy="escalate")
+    settings = ServeSettings(api_key=API_KEY, ood_policy="escalate", scoring_processes=1)
     server = BackgroundServer(create_app(settings, echo_factory(router=router)), settings).start()
     try:
         response = httpx.post(f"{server.base_url}/chat/completions", timeout=60,

@@ -6,6 +6,8 @@ postgresql://…` replicas on two ports in front of one loopback stub, one real 
   scikit-learn computes over the labelled responses; `--replica` sees one replica's half.
 - PostgreSQL stopped under traffic: no request fails, and once it is back every answered row
   is written or counted as dropped (`written + dropped = recorded`, per replica).
+- A replica SIGKILLed under traffic: the other keeps answering; the killed one's rows are all in
+  the log except those still queued at the kill, as many as its stats counted unsettled.
 - Neither the servers' logs nor the report print the password (one replica takes it from the
   URL, the other from PGPASSWORD).
 """
@@ -19,6 +21,7 @@ import subprocess
 import sys
 
 import httpx
+import psutil
 import pytest
 
 pytest.importorskip("fastapi")
@@ -126,24 +129,50 @@ def test_postgresql_stopped_under_traffic_fails_no_request(fleet, postgres_serve
 
 
 
-def test_a_replica_killed_under_traffic_leaves_the_other_answering(fleet, postgres_server):
-    """Last in this module: replica B is gone afterwards. Its rows in the log are those its writer
-    had committed: at least what its stats said was written before the kill, at most what it had
-    recorded (the rest were still queued)."""
+def unsettled(stats: dict) -> int:
+    """Rows a replica has recorded but neither written nor counted (queued or being written)."""
+    return stats["recorded"] - stats["written"] - stats["duplicates"] - sum(stats["dropped"].values())
+
+
+def test_a_replica_killed_under_traffic_loses_only_its_queued_rows(fleet, postgres_server):
+    """Last in this module: replica B is gone afterwards. A lock on the table holds every
+    insert while B answers 40 requests, so at the SIGKILL exactly what B's stats count as
+    unsettled is queued (or in its open transaction, which the kill rolls back). Afterwards B's
+    rows in the log are all those it had written before, none of the 40, and the missing ones
+    are exactly as many as B counted; A answers throughout and writes its rows once the lock goes."""
+    import psycopg
+
     url, (survivor, victim), _ = fleet
-    answered = [victim.post(index) for index in range(500, 540)]
-    assert [response.status_code for response in answered] == [200] * 40
-    before = log_stats(victim)
-    for process in victim.tree():
-        process.kill()  # SIGKILL: no flush, no goodbye
-    assert [survivor.post(index).status_code for index in range(540, 580)] == [200] * 40
     database = url.rsplit("/", 1)[1]
-    key = answered[0].headers["x-request-id"]
-    (pid,) = postgres_server.admin(f"SELECT process FROM decisions WHERE response_id = '{key}'",
-                                   database)[0]
-    (kept,) = postgres_server.admin(f"SELECT count(*) FROM decisions WHERE process = {pid}",
+    wait_for(lambda: unsettled(log_stats(victim)) == 0, "B's earlier rows settled")
+    before = log_stats(victim)
+    with psycopg.connect(postgres_server.url(database, "postgres")) as blocker:
+        blocker.execute("LOCK TABLE decisions IN SHARE MODE")  # inserts wait, reads go on
+        answered = [victim.post(index) for index in range(500, 540)]
+        assert [response.status_code for response in answered] == [200] * 40
+        at_kill = log_stats(victim)
+        tree = victim.tree()
+        for process in tree:
+            process.kill()  # SIGKILL: no flush, no goodbye
+        psutil.wait_procs(tree, timeout=60)
+        assert [survivor.post(index).status_code for index in range(540, 580)] == [200] * 40
+    wait_for(lambda: unsettled(log_stats(survivor)) == 0, "A's rows written once the lock went")
+    queued = unsettled(at_kill)
+    assert (at_kill["written"], queued) == (before["written"], 40)
+    ids = [response.headers["x-request-id"] for response in answered]
+    present = postgres_server.admin(
+        f"SELECT count(*) FROM decisions WHERE response_id = ANY({_sql_array(ids)})", database)
+    assert present == [(0,)]  # the 40 queued at the kill, and only they, are missing
+    pid = httpx.get(f"{survivor.url}/health", timeout=30).json()["worker_pid"]
+    (kept,) = postgres_server.admin(f"SELECT count(*) FROM decisions WHERE process <> {pid}",
                                     database)[0]
-    assert before["written"] <= kept <= before["recorded"]
+    assert kept == before["written"]
+
+
+def _sql_array(values: list[str]) -> str:
+    """A SQL array literal of request ids (hex and dashes: nothing to escape)."""
+    assert all(value.replace("-", "").isalnum() for value in values)
+    return "ARRAY[" + ", ".join(f"'{value}'" for value in values) + "]"
 
 
 def test_a_sqlite_file_per_replica_sees_only_its_own_half(tmp_path):

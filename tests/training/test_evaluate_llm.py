@@ -19,6 +19,7 @@ QUESTIONS = [
 ]
 
 
+@pytest.mark.long_e2e
 def test_real_model_answers_are_cached_and_scored(embedded_model, tmp_path):
     questions = tmp_path / "two.jsonl"
     questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))

@@ -44,7 +44,8 @@ def uvicorn_config(app: Any, settings: ServeSettings, *, host: str = "127.0.0.1"
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on host:port, or ConfigError naming the flag that cannot work."""
+    """A listening TCP socket on host:port, or ConfigError naming the flag that cannot work.
+    Until the app is ready, `imad.serve.processes.starting` answers its connections with 503."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     except (socket.gaierror, UnicodeError) as error:
@@ -91,6 +92,7 @@ def serve_workers(sock: socket.socket, settings: ServeSettings, *, router: str |
     (`imad.serve.scoring.lifeline`); the last to go removes a temporary directory it leaves behind.
     """
     from imad.serve.metrics_files import MULTIPROCESS_ENV
+    from imad.serve.processes.starting import StartingResponder
     from imad.serve.reload.board import BOARD_FILE, ReloadBoard
 
     with contextlib.ExitStack() as stack:
@@ -98,13 +100,17 @@ def serve_workers(sock: socket.socket, settings: ServeSettings, *, router: str |
         if not os.environ.get(MULTIPROCESS_ENV):
             owned = stack.enter_context(tempfile.TemporaryDirectory(prefix="imad-metrics-"))
             os.environ[MULTIPROCESS_ENV] = owned
-        board = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="imad-reload-"))) / BOARD_FILE
+        run_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="imad-reload-")))
+        board, ready_file = run_dir / BOARD_FILE, run_dir / "worker-ready"
         worker_settings = {key: value for key, value in asdict(settings).items() if key != "api_key"}
         os.environ[WORKER_CONFIG_ENV] = json.dumps({
             "settings": worker_settings, "router": router, "llm": llm, "api_key_env": api_key_env,
-            "log_level": log_level, "metrics_dir": owned, "reload_board": str(board)})
+            "log_level": log_level, "metrics_dir": owned, "reload_board": str(board),
+            "ready_file": str(ready_file)})
         config = uvicorn_config("imad.serve.processes.worker:app_from_environment", settings, factory=True,
                                 workers=settings.workers)
+        starting = StartingResponder(sock, ready=ready_file.exists).start()  # until a worker is ready
+        stack.callback(starting.stop)
         reloading_supervisor(config, sock, ReloadBoard(board), router).run()
 
 

@@ -26,7 +26,11 @@ from imad.serve.settings import ServeSettings
 
 
 def app_from_environment() -> Any:
-    """The routing app described by `IMAD_SERVE_WORKER_CONFIG` (set by `serve_workers`)."""
+    """The routing app described by `IMAD_SERVE_WORKER_CONFIG` (set by `serve_workers`); once
+    it is built, the run's ready file tells the supervisor to stop answering 503 starting."""
+    from imad.serve.startup_clock import StartupClock
+
+    clock = StartupClock()
     from imad.serve.app import create_app
     from imad.serve.auth import api_key_from_env
     from imad.serve.factory import PipelineFactory
@@ -51,9 +55,13 @@ def app_from_environment() -> Any:
         shut_down()
 
     watch_parent(on_supervisor_death)
+    clock.lap("imports_and_checks")
     factory = PipelineFactory.from_specs(router=config["router"], llm=config["llm"])
+    clock.lap("router_and_chat_model")
     board = (ReloadBoard(Path(config["reload_board"]), workers=settings.workers)
              if config.get("reload_board") else None)
-    app = create_app(settings, factory, router_spec=config["router"], board=board)
+    app = create_app(settings, factory, router_spec=config["router"], board=board, clock=clock)
     install_sighup(app.state.runner.routers, board)  # uvicorn calls this in the main thread
+    if config.get("ready_file"):
+        Path(config["ready_file"]).touch()
     return app

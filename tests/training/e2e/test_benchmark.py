@@ -339,6 +339,7 @@ def test_backend_options_are_parsed_as_json():
 
 @pytest.mark.llm
 @pytest.mark.slow
+@pytest.mark.long_e2e
 def test_real_model_two_medqa_questions(embedded_model, fixture_data_dir, tmp_path):
     """Two MedQA questions with the embedded model: CoT, self-consistency (2 samples) and
     iMAD + SVR-MAD (3 agents) at a τ between the two router scores, so exactly one is debated;
