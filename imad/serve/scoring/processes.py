@@ -12,7 +12,10 @@ per lane of the batcher.
 
 A child runs at a lower scheduling priority (niceness + `CHILD_NICENESS`): its batches take tens
 of milliseconds of CPU, while the server process's steps (reading a request, an upstream reply)
-take a fraction of one and each holds up a request, so on a busy machine those go first.
+take a fraction of one and each holds up a request, so on a busy machine those go first. Its
+warm-up (loading spaCy and the router, seconds of CPU) runs before that, at the server's
+priority: no request waits behind it, and niced on a busy machine it took 12 s instead of 1-2 s
+(`benchmarks/bench_serve_startup.py --busy 2`), holding the server's start or a lane's return.
 
 A child that dies (killed, out of memory) breaks only the batch it held: that batch raises
 `ScoringProcessError` (the batcher then scores its answers in the server process). A child
@@ -147,10 +150,11 @@ class ProcessScorer:
 
     def _start(self) -> ProcessPoolExecutor:
         pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_start_child, initargs=(self.router,))
+                                   initializer=_start_child,
+                                   initargs=(self.router, self.warm_up is None))
         self._loaded = self.warm_up is not None  # warm before its first batch (`_pool_for_batch`)
         if self.warm_up is not None:
-            self._warming = pool.submit(_features_scored, [WARM_UP_QUESTION], [self.warm_up])
+            self._warming = pool.submit(_warm_up, [WARM_UP_QUESTION], [self.warm_up])
             self._warming.add_done_callback(_retrieve)
         self._pool = pool
         return pool
@@ -257,13 +261,27 @@ def use_one_torch_thread() -> None:
         torch.set_num_threads(1)
 
 
-def _start_child(router: Router) -> None:
+def _start_child(router: Router, yield_now: bool) -> None:
+    """Set the child up; `yield_now`: lower its priority at once (no warm-up answer comes)."""
     global _router
     use_one_torch_thread()  # one batch at a time: more torch threads would only spin
-    if hasattr(os, "nice"):
-        os.nice(CHILD_NICENESS)
+    if yield_now:
+        _yield_to_the_server()
     _router = router
     watch_parent(exit_now)  # a server killed with no chance to close us leaves no child behind
+
+
+def _yield_to_the_server() -> None:
+    if hasattr(os, "nice"):
+        os.nice(CHILD_NICENESS)
+
+
+def _warm_up(texts: list[str], responses: list[CritiqueResponse]) -> ScoredRows:
+    """Score the warm-up answer at the server's priority, then yield to it (module docstring)."""
+    try:
+        return _features_scored(texts, responses)
+    finally:
+        _yield_to_the_server()
 
 
 def _features_scored(texts: list[str], responses: list[CritiqueResponse]) -> ScoredRows:
