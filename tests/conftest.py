@@ -64,3 +64,12 @@ def postgres_server():
 def postgres_url(postgres_server) -> str:
     """The URL of a new, empty database owned by the role `imad` (one per test)."""
     return postgres_server.url(postgres_server.fresh_database())
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the modules that hold slow or real-model tests first, each whole and in its own
+    order: pytest-xdist hands tests out in this order, so a minute-long test dealt last would
+    keep one core busy while the other idles at the end of the run."""
+    heavy = {item.module.__name__ for item in items
+             if item.get_closest_marker("slow") or item.get_closest_marker("llm")}
+    items.sort(key=lambda item: item.module.__name__ not in heavy)

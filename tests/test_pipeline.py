@@ -131,7 +131,10 @@ def test_bad_settings():
 
 
 @pytest.mark.llm
-@pytest.mark.parametrize(("tau", "escalated"), [(0.0, False), (1.0, True)])
+@pytest.mark.parametrize(("tau", "escalated"), [
+    (0.0, False),
+    pytest.param(1.0, True, marks=pytest.mark.long_e2e),  # a real debate: half a minute and more
+])
 def test_real_embedded_model_end_to_end(embedded_model, fixture_data_dir, tau, escalated):
     question = load_questions("medqa", data_dir=fixture_data_dir, limit=1)[0]
     pipeline = Pipeline(make_router(), embedded_model, "svrmad", policy=FixedThreshold(tau),
